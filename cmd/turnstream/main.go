@@ -1,0 +1,107 @@
+// Command turnstream runs LLM agent turns as a stream processor on NATS
+// JetStream. Subcommands only parse flags and the environment and call into
+// internal/; see `turnstream help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+var commands = []command{
+	{"demo", "run one turn end to end on an embedded stack and print it streaming", runDemo},
+	{"dev", "run the embedded stack (NATS, mock provider, worker, demo tools) for other clients", runDev},
+	{"worker", "run a production worker against a NATS server", runWorker},
+	{"submit", "submit a turn and stream its answer", runSubmit},
+	{"tap", "print session events live", runTap},
+	{"tools", "serve the demo tools (get_time, calculate) against a NATS server", runTools},
+	{"streams", "create or update the streams and consumers", runStreams},
+	{"mockllm", "run the mock OpenAI-compatible provider alone", runMockLLM},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "turnstream:", err)
+		os.Exit(1)
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return nil
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:])
+		}
+	}
+	usage(os.Stderr)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: turnstream <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run `turnstream <command> -h` for a command's flags. NATS_URL works like --nats-url.")
+}
+
+// flags is a command's flag set with the shared logging flag.
+type flags struct {
+	*flag.FlagSet
+	logLevel *string
+}
+
+func newFlags(name, usageLine string, defaultLevel string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: turnstream %s %s\n\n", name, usageLine)
+		fs.PrintDefaults()
+	}
+	return &flags{FlagSet: fs, logLevel: fs.String("log-level", defaultLevel, "log level: debug, info, warn, error, disabled")}
+}
+
+func (f *flags) logger() (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(strings.ToLower(*f.logLevel))
+	if err != nil {
+		return zerolog.Nop(), fmt.Errorf("--log-level: %w", err)
+	}
+	out := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}
+	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// natsURL returns the flag's value, else NATS_URL, else the default.
+func natsURL(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if v := os.Getenv("NATS_URL"); v != "" {
+		return v
+	}
+	return "nats://127.0.0.1:4222"
+}

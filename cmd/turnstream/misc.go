@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/demotools"
+	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/pkg/toolworker"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+func getenv(k string) string { return os.Getenv(k) }
+
+func runTools(ctx context.Context, args []string) error {
+	f := newFlags("tools", "[--nats-url URL]", "info")
+	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
+	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	log, err := f.logger()
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(natsURL(*url), nats.Name("turnstream demo tools"), nats.MaxReconnects(-1))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	log.Info().Msg("serving get_time and calculate")
+	return toolworker.Serve(ctx, js, demotools.Handlers(), toolworker.WithLogger(log), toolworker.WithPrefix(*prefix))
+}
+
+func runStreams(ctx context.Context, args []string) error {
+	f := newFlags("streams", "[--config F] [--nats-url URL]", "info")
+	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
+	cfgPath := f.String("config", "", "worker config (for prefix, replicas, ack wait)")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	cfg := &config.Config{}
+	if *cfgPath != "" {
+		var err error
+		if cfg, err = config.Load(*cfgPath); err != nil {
+			return err
+		}
+	} else {
+		cfg.ApplyDefaults()
+	}
+	nc, err := nats.Connect(natsURL(*url), nats.Name("turnstream streams"))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	topo := bus.Topology{
+		Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix}, Replicas: cfg.NATS.Replicas,
+		AckWait: cfg.Worker.AckWait.D(), MaxDeliver: cfg.Worker.MaxDeliver,
+	}
+	if err := topo.Ensure(ctx, js); err != nil {
+		return err
+	}
+	for _, s := range topo.Streams() {
+		fmt.Printf("stream %-14s %s\n", s.Name, s.Subjects[0])
+	}
+	fmt.Printf("consumer %s on %s\n", bus.WorkerConsumer, wire.StreamSubmit)
+	return nil
+}
+
+func runMockLLM(ctx context.Context, args []string) error {
+	f := newFlags("mockllm", "[--addr 127.0.0.1:8080]", "info")
+	addr := f.String("addr", "127.0.0.1:8080", "listen address")
+	latency := f.Duration("latency", 15*time.Millisecond, "delay per streamed chunk")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	srv := mockllm.New(mockllm.Default(mockllm.DefaultOptions{Latency: *latency}))
+	return srv.ListenAndServe(ctx, *addr, func(base string) {
+		fmt.Printf("mock provider at %s (POST %s/chat/completions); Ctrl-C stops\n", base, base)
+	})
+}

@@ -1,0 +1,94 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// Bus is a worker's handle on the topology: it opens per-turn writers and
+// reads session logs and tool results.
+type Bus struct {
+	js       jetstream.JetStream
+	subjects wire.Subjects
+	messages jetstream.Stream
+	results  jetstream.Stream
+	submit   jetstream.Stream
+}
+
+// New binds to the streams of an ensured topology.
+func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*Bus, error) {
+	messages, err := js.Stream(ctx, wire.StreamMessages)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamMessages, err)
+	}
+	results, err := js.Stream(ctx, wire.StreamResults)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamResults, err)
+	}
+	submit, err := js.Stream(ctx, wire.StreamSubmit)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamSubmit, err)
+	}
+	return &Bus{js: js, subjects: subjects, messages: messages, results: results, submit: submit}, nil
+}
+
+// Subjects returns the subject names the bus uses.
+func (b *Bus) Subjects() wire.Subjects { return b.subjects }
+
+// DeadLetter copies a rejected request, headers and body unchanged, to the
+// dead-letter subject of its session, with the reject reason in a header.
+// An invalid session token goes to the "_invalid" session.
+func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reason string) error {
+	if !wire.ValidToken(session) {
+		session = "_invalid"
+	}
+	out := &nats.Msg{Subject: b.subjects.Dead(session), Data: m.Data, Header: nats.Header{}}
+	for k, v := range m.Header {
+		if k == jetstream.MsgIDHeader {
+			continue // would collide with the dedupe window of the original
+		}
+		out.Header[k] = v
+	}
+	out.Header.Set(wire.HeaderRejectReason, reason)
+	if _, err := b.js.PublishMsg(ctx, out); err != nil {
+		return fmt.Errorf("bus: dead letter: %w", err)
+	}
+	return nil
+}
+
+func encode(codec wire.Codec, subject string, v any) (*nats.Msg, error) {
+	data, err := codec.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("bus: encode for %s: %w", subject, err)
+	}
+	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	m.Header.Set(wire.HeaderContentType, codec.ContentType())
+	return m, nil
+}
+
+// FirstPending returns the stream sequence of the oldest request still in
+// the submit work queue for session, 0 if none. Because acked requests
+// leave a work queue, a turn whose request is not the first pending one of
+// its session must wait: turns of a session never overlap and start in
+// submission order.
+func (b *Bus) FirstPending(ctx context.Context, session string) (uint64, error) {
+	m, err := b.submit.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(b.subjects.Submit(session)))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("bus: first pending request: %w", err)
+	}
+	return m.Sequence, nil
+}
+
+// Decode decodes a record by its Content-Type header, leniently.
+func Decode(h nats.Header, data []byte, v any) error {
+	return wire.Decode(h.Get(wire.HeaderContentType), data, v)
+}

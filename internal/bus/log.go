@@ -1,0 +1,99 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// Log is a session log as read from TURN_MESSAGES.
+type Log struct {
+	// Messages in log order.
+	Messages []wire.Message
+	// Stored holds the server's store time of each message.
+	Stored []time.Time
+	// LastStreamSeq is the stream sequence of the last message, the fence
+	// for the next append; 0 for an empty log.
+	LastStreamSeq uint64
+	// Skipped counts records that did not decode. Only workers write the
+	// log, so this is a fault to report, not a reason to block the session.
+	Skipped int
+}
+
+// LoadLog reads a session's whole log.
+func (b *Bus) LoadLog(ctx context.Context, session string) (*Log, error) {
+	subject := b.subjects.Message(session)
+	last, err := b.messages.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return &Log{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: session log tail: %w", err)
+	}
+	log := &Log{LastStreamSeq: last.Sequence}
+	err = b.readRange(ctx, b.messages, subject, 1, last.Sequence, func(h jetstream.Msg) error {
+		var m wire.Message
+		if err := wire.Decode(h.Headers().Get(wire.HeaderContentType), h.Data(), &m); err != nil {
+			log.Skipped++
+			return nil
+		}
+		log.Messages = append(log.Messages, m)
+		meta, err := h.Metadata()
+		if err != nil {
+			return fmt.Errorf("bus: session log record: %w", err)
+		}
+		log.Stored = append(log.Stored, meta.Timestamp)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return log, nil
+}
+
+// readerInactiveThreshold lets the server delete the ephemeral consumers of
+// short reads soon after they stop.
+const readerInactiveThreshold = 10 * time.Second
+
+// readRange delivers the messages of subject with stream sequences in
+// [from, to] in order.
+func (b *Bus) readRange(ctx context.Context, s jetstream.Stream, subject string, from, to uint64, fn func(jetstream.Msg) error) error {
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects:    []string{subject},
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       from,
+		InactiveThreshold: readerInactiveThreshold,
+	})
+	if err != nil {
+		return fmt.Errorf("bus: read %s: %w", subject, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("bus: read %s: %w", subject, err)
+	}
+	defer it.Stop()
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("bus: read %s: %w", subject, err)
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("bus: read %s: %w", subject, err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+		if meta.Sequence.Stream >= to || meta.NumPending == 0 {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// TurnWriter publishes one turn's records in the turn's encoding. Chunks and
+// events are published asynchronously; Flush waits for their acks once.
+// Messages are appended synchronously behind an expected-sequence fence.
+// A TurnWriter is safe for concurrent use.
+type TurnWriter struct {
+	js       jetstream.JetStream
+	codec    wire.Codec
+	session  string
+	turn     string
+	chunkSub string
+	eventSub string
+	msgSub   string
+	subjects wire.Subjects
+
+	mu      sync.Mutex
+	pending []jetstream.PubAckFuture
+	logSeq  uint64 // stream sequence of the session's last message; 0 for none
+	logLen  uint64 // messages in the session log
+}
+
+// Turn opens a writer for one turn, positioned after the session log's last
+// message (log from LoadLog).
+func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter {
+	w := &TurnWriter{
+		js: b.js, codec: codec, session: session, turn: turn, subjects: b.subjects,
+		chunkSub: b.subjects.Chunk(session, turn),
+		eventSub: b.subjects.Event(session),
+		msgSub:   b.subjects.Message(session),
+	}
+	if log != nil {
+		w.logSeq, w.logLen = log.LastStreamSeq, uint64(len(log.Messages))
+	}
+	return w
+}
+
+// Codec is the turn's encoding.
+func (w *TurnWriter) Codec() wire.Codec { return w.codec }
+
+// Chunk publishes a chunk asynchronously.
+func (w *TurnWriter) Chunk(c *wire.Chunk) error {
+	var data []byte
+	if w.codec == wire.JSON {
+		data = c.AppendJSON(make([]byte, 0, 192+len(c.Raw)+len(c.Raw)/8))
+	} else {
+		var err error
+		if data, err = w.codec.Marshal(c); err != nil {
+			return fmt.Errorf("bus: encode chunk: %w", err)
+		}
+	}
+	m := &nats.Msg{Subject: w.chunkSub, Data: data, Header: nats.Header{
+		wire.HeaderContentType: {w.codec.ContentType()},
+		wire.HeaderStep:        {strconv.Itoa(c.Step)},
+		wire.HeaderAttempt:     {strconv.Itoa(c.Attempt)},
+		wire.HeaderSeq:         {strconv.Itoa(c.Seq)},
+	}}
+	return w.async(m)
+}
+
+// Event publishes an audit event asynchronously.
+func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
+	m, err := encode(w.codec, w.eventSub, ev)
+	if err != nil {
+		return err
+	}
+	return w.async(m)
+}
+
+func (w *TurnWriter) async(m *nats.Msg) error {
+	f, err := w.js.PublishMsgAsync(m)
+	if err != nil {
+		return fmt.Errorf("bus: publish %s: %w", m.Subject, err)
+	}
+	w.mu.Lock()
+	w.pending = append(w.pending, f)
+	w.mu.Unlock()
+	return nil
+}
+
+// Flush waits for the acks of every chunk and event published so far and
+// returns the first failure.
+func (w *TurnWriter) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	pending := w.pending
+	w.pending = nil
+	w.mu.Unlock()
+	var first error
+	for _, f := range pending {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			if first == nil {
+				first = fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, err)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return first
+}
+
+// Append writes a finalized message to the session log. It sets m.Seq to
+// the message's position in the log. The write is fenced: if any other
+// writer appended to the session since this writer's last append, it fails
+// with ErrFenced and writes nothing. A retried append of the same position
+// is deduplicated by its message ID.
+func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m.Seq = w.logLen + 1
+	msg, err := encode(w.codec, w.msgSub, m)
+	if err != nil {
+		return err
+	}
+	ack, err := w.js.PublishMsg(ctx, msg,
+		jetstream.WithMsgID("msg:"+w.session+":"+strconv.FormatUint(m.Seq, 10)),
+		jetstream.WithExpectLastSequenceForSubject(w.logSeq, w.msgSub),
+	)
+	if err != nil {
+		if isWrongLastSequence(err) {
+			return fmt.Errorf("%w: session %s at position %d", ErrFenced, w.session, m.Seq)
+		}
+		return fmt.Errorf("bus: append to session log: %w", err)
+	}
+	w.logSeq, w.logLen = ack.Sequence, m.Seq
+	return nil
+}
+
+// Dispatch publishes a tool call to its tool's work queue once: a repeated
+// dispatch of the same call is deduplicated by its message ID.
+func (w *TurnWriter) Dispatch(ctx context.Context, call *wire.ToolCall) error {
+	msg, err := encode(w.codec, w.subjects.Tool(call.Name), call)
+	if err != nil {
+		return err
+	}
+	_, err = w.js.PublishMsg(ctx, msg, jetstream.WithMsgID("tool:"+call.SessionID+":"+call.TurnID+":"+call.CallID))
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoStreamResponse) {
+			return fmt.Errorf("bus: dispatch %s: no stream for tool subject: %w", call.Name, err)
+		}
+		return fmt.Errorf("bus: dispatch %s: %w", call.Name, err)
+	}
+	return nil
+}
+
+// Terminal flushes pending chunks and events, then publishes the turn's
+// terminal event synchronously, so it is stored after everything else.
+func (w *TurnWriter) Terminal(ctx context.Context, ev *wire.SessionEvent) error {
+	if err := w.Flush(ctx); err != nil {
+		return err
+	}
+	m, err := encode(w.codec, w.eventSub, ev)
+	if err != nil {
+		return err
+	}
+	if _, err := w.js.PublishMsg(ctx, m, jetstream.WithMsgID("end:"+w.session+":"+w.turn)); err != nil {
+		return fmt.Errorf("bus: terminal event: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// API names a provider's wire API.
+type API string
+
+// Wire APIs.
+const (
+	APIOpenAIChat   API = "openai_chat_completions"
+	APIDeepSeekChat API = "deepseek_chat_completions"
+	APIResponses    API = "openai_responses"
+)
+
+// Config is a worker's configuration.
+type Config struct {
+	// Providers are the model services the worker can call.
+	Providers []Provider `yaml:"providers" json:"providers"`
+	// Models describe each provider's models and their capabilities.
+	Models []Model `yaml:"models" json:"models"`
+	// Routes map a request's route name to a primary target and fallbacks.
+	// A route named "default" serves requests that name none.
+	Routes []Route `yaml:"routes" json:"routes"`
+	// Budgets are the per-turn defaults and ceilings.
+	Budgets Budgets `yaml:"budgets" json:"budgets"`
+	// Worker tunes the consume loop.
+	Worker Worker `yaml:"worker" json:"worker"`
+	// NATS names the server and subject prefix.
+	NATS NATS `yaml:"nats" json:"nats"`
+}
+
+// Provider is one model service.
+type Provider struct {
+	// Name identifies the provider in models and routes.
+	Name string `yaml:"name" json:"name"`
+	// API is the wire API: openai_chat_completions, deepseek_chat_completions
+	// or openai_responses.
+	API API `yaml:"api" json:"api"`
+	// BaseURL is the API root, e.g. https://api.openai.com/v1.
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// APIKeyEnv names the environment variable holding the key.
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// APIKeyFile names a file holding the key (surrounding space trimmed).
+	APIKeyFile string `yaml:"api_key_file,omitempty" json:"api_key_file,omitempty"`
+	// Headers are extra HTTP headers sent with every request (no secrets:
+	// use the key settings for credentials).
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// IdleTimeout ends a stream that sends no event for this long. Default 60s.
+	IdleTimeout Duration `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
+	// Deprecated keeps the provider registered but advertising no models and
+	// refusing execution.
+	Deprecated bool `yaml:"deprecated,omitempty" json:"deprecated,omitempty"`
+}
+
+// Model is one model of a provider.
+type Model struct {
+	Provider string `yaml:"provider" json:"provider"`
+	Name     string `yaml:"name" json:"name"`
+	// SupportsTools says the model can call tools. Default true.
+	SupportsTools *bool `yaml:"supports_tools,omitempty" json:"supports_tools,omitempty"`
+	// ContextTokens is the model's context window. Default 128000.
+	ContextTokens int `yaml:"context_tokens,omitempty" json:"context_tokens,omitempty"`
+}
+
+// Tools reports whether the model supports tool calls.
+func (m Model) Tools() bool { return m.SupportsTools == nil || *m.SupportsTools }
+
+// Route is a named chain of targets: the first is primary, the rest fall back
+// in order.
+type Route struct {
+	Name    string   `yaml:"name" json:"name"`
+	Targets []Target `yaml:"targets" json:"targets"`
+}
+
+// Target is one provider and model.
+type Target struct {
+	Provider string `yaml:"provider" json:"provider"`
+	Model    string `yaml:"model" json:"model"`
+}
+
+func (t Target) String() string { return t.Provider + "/" + t.Model }
+
+// Budgets are the per-turn defaults; Ceiling caps what a request may ask for.
+type Budgets struct {
+	BudgetValues `yaml:",inline"`
+	// Ceiling caps request budgets. Zero fields default to the defaults.
+	Ceiling BudgetValues `yaml:"ceiling,omitempty" json:"ceiling,omitempty"`
+}
+
+// BudgetValues bound one turn.
+type BudgetValues struct {
+	// MaxIterations caps provider calls per turn. Default 8.
+	MaxIterations int `yaml:"max_iterations,omitempty" json:"max_iterations,omitempty"`
+	// MaxToolCalls caps tool calls per turn. Default 16.
+	MaxToolCalls int `yaml:"max_tool_calls,omitempty" json:"max_tool_calls,omitempty"`
+	// MaxRepeatedToolFailures caps identical failures of one tool. Default 2.
+	MaxRepeatedToolFailures int `yaml:"max_repeated_tool_failures,omitempty" json:"max_repeated_tool_failures,omitempty"`
+	// WallClock caps a turn's duration. Default 2m.
+	WallClock Duration `yaml:"wall_clock,omitempty" json:"wall_clock,omitempty"`
+}
+
+// Worker tunes the consume loop.
+type Worker struct {
+	// Concurrency is how many turns one worker runs at once. Default 64.
+	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	// AckWait is how long a turn may go without a heartbeat before another
+	// worker gets it. Default 30s.
+	AckWait Duration `yaml:"ack_wait,omitempty" json:"ack_wait,omitempty"`
+	// MaxDeliver caps deliveries of one turn request. Default 10.
+	MaxDeliver int `yaml:"max_deliver,omitempty" json:"max_deliver,omitempty"`
+	// ToolTimeout is how long a tool call may take before its result is
+	// synthesized as an error. Default 60s.
+	ToolTimeout Duration `yaml:"tool_timeout,omitempty" json:"tool_timeout,omitempty"`
+	// DrainTimeout bounds a graceful shutdown. Default 30s.
+	DrainTimeout Duration `yaml:"drain_timeout,omitempty" json:"drain_timeout,omitempty"`
+}
+
+// NATS locates the server.
+type NATS struct {
+	// URL of the server; NATS_URL and --nats-url override it.
+	URL string `yaml:"url,omitempty" json:"url,omitempty"`
+	// Prefix is the first subject token. Default "turn".
+	Prefix string `yaml:"prefix,omitempty" json:"prefix,omitempty"`
+	// Replicas of each stream. Default 1.
+	Replicas int `yaml:"replicas,omitempty" json:"replicas,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("90s", "2m").
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("config: duration %q: %w", b, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes d as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }

@@ -1,0 +1,272 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/turnstream/turnstream/schemas"
+)
+
+// Defaults applied by Load and Default.
+const (
+	DefaultRoute         = "default"
+	DefaultContextTokens = 128000
+)
+
+// Load reads, schema-validates and checks a YAML config file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes YAML config text, validates it against the config schema,
+// applies defaults and checks it.
+func Parse(data []byte) (*Config, error) {
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("yaml: %w", err)
+	}
+	if doc == nil {
+		return nil, errors.New("empty config")
+	}
+	if err := validateSchema(doc); err != nil {
+		return nil, err
+	}
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("yaml: %w", err)
+	}
+	c.ApplyDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+func validateSchema(doc any) error {
+	schemaOnce.Do(func() {
+		f, err := schemas.FS.Open(schemas.Config)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		defer f.Close()
+		parsed, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		comp := jsonschema.NewCompiler()
+		if err := comp.AddResource(schemas.Config, parsed); err != nil {
+			schemaErr = err
+			return
+		}
+		schema, schemaErr = comp.Compile(schemas.Config)
+	})
+	if schemaErr != nil {
+		return fmt.Errorf("config schema: %w", schemaErr)
+	}
+	if err := schema.Validate(doc); err != nil {
+		return fmt.Errorf("does not match %s: %w", schemas.Config, err)
+	}
+	return nil
+}
+
+// ApplyDefaults fills zero fields with their documented defaults.
+func (c *Config) ApplyDefaults() {
+	if c.Budgets.MaxIterations == 0 {
+		c.Budgets.MaxIterations = 8
+	}
+	if c.Budgets.MaxToolCalls == 0 {
+		c.Budgets.MaxToolCalls = 16
+	}
+	if c.Budgets.MaxRepeatedToolFailures == 0 {
+		c.Budgets.MaxRepeatedToolFailures = 2
+	}
+	if c.Budgets.WallClock == 0 {
+		c.Budgets.WallClock = Duration(2 * time.Minute)
+	}
+	ceil := &c.Budgets.Ceiling
+	ceil.MaxIterations = max(ceil.MaxIterations, c.Budgets.MaxIterations)
+	ceil.MaxToolCalls = max(ceil.MaxToolCalls, c.Budgets.MaxToolCalls)
+	ceil.MaxRepeatedToolFailures = max(ceil.MaxRepeatedToolFailures, c.Budgets.MaxRepeatedToolFailures)
+	ceil.WallClock = max(ceil.WallClock, c.Budgets.WallClock)
+	if c.NATS.Prefix == "" {
+		c.NATS.Prefix = "turn"
+	}
+	if c.NATS.Replicas == 0 {
+		c.NATS.Replicas = 1
+	}
+	if c.Worker.Concurrency == 0 {
+		c.Worker.Concurrency = 64
+	}
+	if c.Worker.AckWait == 0 {
+		c.Worker.AckWait = Duration(30 * time.Second)
+	}
+	if c.Worker.MaxDeliver == 0 {
+		c.Worker.MaxDeliver = 10
+	}
+	if c.Worker.ToolTimeout == 0 {
+		c.Worker.ToolTimeout = Duration(60 * time.Second)
+	}
+	if c.Worker.DrainTimeout == 0 {
+		c.Worker.DrainTimeout = Duration(30 * time.Second)
+	}
+	for i := range c.Providers {
+		if c.Providers[i].IdleTimeout == 0 {
+			c.Providers[i].IdleTimeout = Duration(60 * time.Second)
+		}
+	}
+	for i := range c.Models {
+		if c.Models[i].ContextTokens == 0 {
+			c.Models[i].ContextTokens = DefaultContextTokens
+		}
+	}
+}
+
+// Validate checks references and uniqueness; it reports every problem found.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	providers := map[string]bool{}
+	for i, p := range c.Providers {
+		switch {
+		case p.Name == "":
+			bad("providers[%d]: name is required", i)
+		case providers[p.Name]:
+			bad("providers[%d]: duplicate provider %q", i, p.Name)
+		}
+		providers[p.Name] = true
+		switch p.API {
+		case APIOpenAIChat, APIDeepSeekChat, APIResponses:
+		default:
+			bad("providers[%d] %q: unknown api %q", i, p.Name, p.API)
+		}
+		if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
+			bad("providers[%d] %q: base_url must be an http(s) URL", i, p.Name)
+		}
+		if p.APIKeyEnv != "" && p.APIKeyFile != "" {
+			bad("providers[%d] %q: set api_key_env or api_key_file, not both", i, p.Name)
+		}
+	}
+	models := map[Target]bool{}
+	for i, m := range c.Models {
+		if !providers[m.Provider] {
+			bad("models[%d] %q: unknown provider %q", i, m.Name, m.Provider)
+		}
+		t := Target{Provider: m.Provider, Model: m.Name}
+		if models[t] {
+			bad("models[%d]: duplicate model %s", i, t)
+		}
+		models[t] = true
+	}
+	routes := map[string]bool{}
+	for i, r := range c.Routes {
+		if routes[r.Name] {
+			bad("routes[%d]: duplicate route %q", i, r.Name)
+		}
+		routes[r.Name] = true
+		if len(r.Targets) == 0 {
+			bad("routes[%d] %q: at least one target is required", i, r.Name)
+		}
+		for j, t := range r.Targets {
+			if !models[t] {
+				bad("routes[%d] %q: targets[%d]: no model %s is configured", i, r.Name, j, t)
+			}
+		}
+	}
+	if len(c.Routes) > 0 && !routes[DefaultRoute] {
+		bad("routes: a route named %q is required", DefaultRoute)
+	}
+	return errors.Join(errs...)
+}
+
+// APIKey reads provider p's key from its environment variable or file. A
+// provider with neither has no key ("").
+func (c *Config) APIKey(p Provider) (string, error) {
+	switch {
+	case p.APIKeyEnv != "":
+		v, ok := os.LookupEnv(p.APIKeyEnv)
+		if !ok || v == "" {
+			return "", fmt.Errorf("config: provider %q: environment variable %s is not set", p.Name, p.APIKeyEnv)
+		}
+		return v, nil
+	case p.APIKeyFile != "":
+		b, err := os.ReadFile(p.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("config: provider %q: key file: %w", p.Name, err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return "", nil
+}
+
+// Provider returns the named provider.
+func (c *Config) Provider(name string) (Provider, bool) {
+	for _, p := range c.Providers {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Provider{}, false
+}
+
+// Model returns the model of a target.
+func (c *Config) Model(t Target) (Model, bool) {
+	for _, m := range c.Models {
+		if m.Provider == t.Provider && m.Name == t.Model {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// Route returns the named route; "" means DefaultRoute.
+func (c *Config) Route(name string) (Route, bool) {
+	if name == "" {
+		name = DefaultRoute
+	}
+	for _, r := range c.Routes {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
+
+// Mock returns the configuration dev and demo use without a file: one
+// OpenAI-compatible provider at baseURL (the embedded mock), one model and
+// the default route.
+func Mock(baseURL string) *Config {
+	c := &Config{
+		Providers: []Provider{{Name: "mock", API: APIOpenAIChat, BaseURL: baseURL}},
+		Models:    []Model{{Provider: "mock", Name: "mock-1"}},
+		Routes:    []Route{{Name: DefaultRoute, Targets: []Target{{Provider: "mock", Model: "mock-1"}}}},
+	}
+	c.ApplyDefaults()
+	return c
+}

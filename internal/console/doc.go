@@ -1,0 +1,5 @@
+// Package console renders turns and events for people at a terminal: the
+// streaming text of a turn, each tool call and result, attempt markers and
+// the terminal summary (demo, submit), and one line per audit event (tap).
+// It only formats what it is given; it never reads NATS itself.
+package console

@@ -1,0 +1,177 @@
+package console
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/turnstream/turnstream/pkg/client"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// TurnPrinter prints one turn's updates as they arrive.
+type TurnPrinter struct {
+	w     io.Writer
+	names map[string]string // call id → tool name
+	// midLine is true while streamed text has not ended with a newline.
+	midLine bool
+	// Verbose also prints every event.
+	Verbose bool
+}
+
+// NewTurnPrinter prints to w.
+func NewTurnPrinter(w io.Writer) *TurnPrinter {
+	return &TurnPrinter{w: w, names: map[string]string{}}
+}
+
+// Print renders one update.
+func (p *TurnPrinter) Print(u client.Update) {
+	switch {
+	case u.Chunk != nil:
+		p.chunk(u.Chunk)
+	case u.Message != nil:
+		p.message(u.Message)
+	case u.Event != nil:
+		p.event(u.Event)
+	}
+}
+
+func (p *TurnPrinter) chunk(c *wire.Chunk) {
+	if c.Delta != nil && c.Delta.Text != "" {
+		fmt.Fprint(p.w, c.Delta.Text)
+		p.midLine = !strings.HasSuffix(c.Delta.Text, "\n")
+	}
+	switch c.Marker {
+	case wire.MarkerRetrying:
+		p.line("  [attempt %d on %s/%s failed (%s); retrying: ignore its partial text]", c.Attempt, c.Provider, c.Model, c.Failure)
+	case wire.MarkerFailed:
+		p.line("  [attempt %d on %s/%s failed (%s)]", c.Attempt, c.Provider, c.Model, c.Failure)
+	}
+}
+
+func (p *TurnPrinter) message(m *wire.Message) {
+	switch m.Role {
+	case wire.RoleAssistant:
+		for _, c := range m.ToolCalls {
+			p.names[c.ID] = c.Name
+			p.line("→ %s %s", c.Name, clip(c.Arguments, 200))
+		}
+	case wire.RoleTool:
+		name := p.names[m.ToolCallID]
+		if name == "" {
+			name = m.ToolCallID
+		}
+		mark := "←"
+		if m.IsError {
+			mark = "← (error)"
+		}
+		if m.Synthesized {
+			mark = "← (repaired by turnstream)"
+		}
+		p.line("%s %s: %s", mark, name, clip(m.Content, 300))
+	}
+}
+
+func (p *TurnPrinter) event(e *wire.SessionEvent) {
+	if p.Verbose && !e.Terminal() {
+		p.line("  · %s", EventLine(e))
+	}
+	if !e.Terminal() {
+		return
+	}
+	p.line("")
+	switch e.Type {
+	case wire.EventTurnCompleted:
+		p.line("✓ %s", summary(e))
+	default:
+		p.line("✗ %s", summary(e))
+	}
+}
+
+func (p *TurnPrinter) line(format string, args ...any) {
+	if p.midLine {
+		fmt.Fprintln(p.w)
+		p.midLine = false
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+func summary(e *wire.SessionEvent) string {
+	pl := e.Payload
+	var b strings.Builder
+	b.WriteString(e.Type)
+	if r, ok := pl["reason"]; ok {
+		fmt.Fprintf(&b, " (%v)", r)
+	}
+	if v, ok := pl["steps"]; ok {
+		fmt.Fprintf(&b, ": %v steps, %v tool calls", v, pl["tool_calls"])
+	}
+	if v, ok := pl["input_tokens"]; ok {
+		fmt.Fprintf(&b, ", %v input / %v output tokens", v, pl["output_tokens"])
+	}
+	if v, ok := number(pl["duration_ms"]); ok {
+		fmt.Fprintf(&b, ", %s", (time.Duration(v) * time.Millisecond).Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// EventLine renders an event on one line: type, turn, step, attempt, then
+// the payload's keys in order.
+func EventLine(e *wire.SessionEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-22s", e.Type)
+	if e.TurnID != "" {
+		fmt.Fprintf(&b, " turn=%s", e.TurnID)
+	}
+	if e.Step != 0 {
+		fmt.Fprintf(&b, " step=%d", e.Step)
+	}
+	if e.Attempt != 0 {
+		fmt.Fprintf(&b, " attempt=%d", e.Attempt)
+	}
+	keys := make([]string, 0, len(e.Payload))
+	for k := range e.Payload {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%v", k, e.Payload[k])
+	}
+	return b.String()
+}
+
+func number(v any) (int64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case uint64:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case int8:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+func clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

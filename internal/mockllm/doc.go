@@ -1,0 +1,12 @@
+// Package mockllm is an OpenAI-compatible Chat Completions server speaking
+// real SSE, driven by scripts: text, parallel tool calls with split
+// arguments, reasoning, usage, per-chunk latency, and faults (HTTP errors
+// with retry hints, in-band errors, stalls, truncation, disconnects). It is
+// the provider of `turnstream demo` and `dev`, and every test's fake: tests
+// fake providers only at this HTTP boundary.
+//
+// Without a script it behaves well enough for a demo: it calls the offered
+// tools when the last message is from the user, and answers with text that
+// uses the tool results otherwise. It records every request body it
+// received, so tests can assert on exactly what a provider was sent.
+package mockllm

@@ -1,0 +1,104 @@
+package natstest
+
+import (
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/internal/embedded"
+)
+
+// Server is an embedded JetStream server owned by a test.
+type Server struct {
+	t        testing.TB
+	storeDir string
+	srv      *server.Server
+}
+
+// Start runs an embedded JetStream server on a random loopback port with its
+// store in t.TempDir(). It is shut down when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{t: t, storeDir: t.TempDir()}
+	s.start("127.0.0.1:-1")
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func (s *Server) start(listen string) {
+	s.t.Helper()
+	srv, err := embedded.Start(embedded.Options{Listen: listen, StoreDir: s.storeDir})
+	if err != nil {
+		s.t.Fatalf("natstest: %v", err)
+	}
+	s.srv = srv
+}
+
+// URL is the server's client URL.
+func (s *Server) URL() string { return s.srv.ClientURL() }
+
+// Shutdown stops the server and waits for it. It is idempotent.
+func (s *Server) Shutdown() {
+	if s.srv == nil {
+		return
+	}
+	s.srv.Shutdown()
+	s.srv.WaitForShutdown()
+}
+
+// Restart stops the server and starts it again on the same port and store,
+// as a crashed and restarted node would come back.
+func (s *Server) Restart() {
+	s.t.Helper()
+	addr := s.srv.Addr().(*net.TCPAddr)
+	s.Shutdown()
+	s.start(net.JoinHostPort("127.0.0.1", strconv.Itoa(addr.Port)))
+}
+
+// Connect opens a client connection closed when the test ends. It reconnects
+// forever, so it survives Restart.
+func (s *Server) Connect() *nats.Conn {
+	s.t.Helper()
+	nc, err := nats.Connect(s.URL(),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(20*time.Millisecond),
+		nats.Name(s.t.Name()),
+	)
+	if err != nil {
+		s.t.Fatalf("natstest: connect: %v", err)
+	}
+	s.t.Cleanup(nc.Close)
+	return nc
+}
+
+// JetStream opens a connection and its JetStream context.
+func (s *Server) JetStream() (*nats.Conn, jetstream.JetStream) {
+	s.t.Helper()
+	nc := s.Connect()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		s.t.Fatalf("natstest: jetstream: %v", err)
+	}
+	return nc, js
+}
+
+// WaitConnected blocks until every connection is connected (after a
+// Restart, clients reconnect on their own schedule), failing the test after
+// ten seconds.
+func WaitConnected(t testing.TB, conns ...*nats.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, nc := range conns {
+		for !nc.IsConnected() {
+			if time.Now().After(deadline) {
+				t.Fatalf("natstest: connection %q did not reconnect: %v", nc.Opts.Name, nc.Status())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package provider
+
+import (
+	"net/http"
+	"strings"
+)
+
+// ClassifyHTTP classifies a failed HTTP response from its status and the
+// provider's error code, type and message (matched case-insensitively; the
+// message itself is not kept).
+func ClassifyHTTP(status int, code, typ, message string) Class {
+	text := strings.ToLower(code + " " + typ + " " + message)
+	switch {
+	case strings.Contains(text, "insufficient_quota") || strings.Contains(text, "quota") && status == http.StatusTooManyRequests ||
+		strings.Contains(text, "credit") || strings.Contains(text, "billing"):
+		return ClassQuota
+	case strings.Contains(text, "request too large") || strings.Contains(text, "request_too_large") || status == http.StatusRequestEntityTooLarge:
+		return ClassTooLarge
+	case status == http.StatusPaymentRequired:
+		return ClassPayment
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ClassAuth
+	case status == http.StatusTooManyRequests:
+		return ClassRateLimit
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return ClassTimeout
+	case status >= 500:
+		return ClassServer
+	}
+	return ClassInvalidRequest
+}
+
+// ClassifyInBand classifies an error a provider sent inside a 200 stream.
+// Without a recognizable code it is SERVER: the provider failed mid-answer.
+func ClassifyInBand(code, typ, message string) Class {
+	text := strings.ToLower(code + " " + typ + " " + message)
+	switch {
+	case strings.Contains(text, "insufficient_quota") || strings.Contains(text, "quota") || strings.Contains(text, "credit"):
+		return ClassQuota
+	case strings.Contains(text, "rate_limit") || strings.Contains(text, "rate limit") || strings.Contains(text, "429") || strings.Contains(text, "too many requests"):
+		return ClassRateLimit
+	case strings.Contains(text, "request too large") || strings.Contains(text, "context_length") || strings.Contains(text, "invalid_request"):
+		return ClassInvalidRequest
+	case strings.Contains(text, "unauthorized") || strings.Contains(text, "authentication") || strings.Contains(text, "401"):
+		return ClassAuth
+	}
+	return ClassServer
+}

@@ -1,0 +1,340 @@
+package openaichat
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// chunk is the tolerant shape of one Chat Completions stream chunk. Fields
+// whose type varies between servers are kept raw.
+type chunk struct {
+	Choices []choice        `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+	// Object, Message and Code carry vLLM's {"object":"error",...}.
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+	Code    json.RawMessage `json:"code"`
+}
+
+type choice struct {
+	Index        int             `json:"index"`
+	Delta        *delta          `json:"delta"`
+	FinishReason json.RawMessage `json:"finish_reason"`
+	Usage        json.RawMessage `json:"usage"` // Moonshot puts it here
+}
+
+type delta struct {
+	Content          json.RawMessage   `json:"content"`
+	ReasoningContent *string           `json:"reasoning_content"`
+	Reasoning        *string           `json:"reasoning"`
+	ReasoningDetails []reasoningDetail `json:"reasoning_details"`
+	ToolCalls        []toolFragment    `json:"tool_calls"`
+}
+
+type reasoningDetail struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type toolFragment struct {
+	Index    *int    `json:"index"`
+	ID       *string `json:"id"`
+	Function struct {
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type usageJSON struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+}
+
+type errorJSON struct {
+	Code    json.RawMessage `json:"code"`
+	Type    string          `json:"type"`
+	Message string          `json:"message"`
+}
+
+// slot is one tool call's identity as the server presents it.
+type slot struct {
+	block int
+	index int // the server's index, -1 when it sent none
+	id    string
+	name  string
+}
+
+// Translator turns Chat Completions chunks into assembler operations.
+type Translator struct {
+	Asm       *assemble.Assembler
+	slots     []*slot
+	next      int // next free block index
+	text      int // block index of the text, -1 until text arrives
+	reasoning int
+	think     thinkSplitter
+	usageSum  int64
+}
+
+// NewTranslator returns a translator over a fresh assembler.
+func NewTranslator() *Translator {
+	return &Translator{Asm: assemble.New(), text: -1, reasoning: -1}
+}
+
+func (t *Translator) alloc() int { b := t.next; t.next++; return b }
+
+// Frame translates one SSE data payload (not "[DONE]"). It returns a
+// *provider.Failure for malformed JSON and in-band errors.
+func (t *Translator) Frame(data []byte) error {
+	var c chunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return provider.Fail(provider.ClassMalformed, "chunk is not valid JSON", err)
+	}
+	if isPresent(c.Error) {
+		return inBandFailure(c.Error)
+	}
+	if c.Object == "error" {
+		return provider.Fail(provider.ClassifyInBand(rawCode(c.Code), "", c.Message), "provider error event", nil)
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue // we never ask for n > 1
+		}
+		if ch.Delta != nil {
+			t.delta(ch.Delta)
+		}
+		if isPresent(ch.Usage) {
+			t.usage(ch.Usage)
+		}
+		if s, ok := rawString(ch.FinishReason); ok && s != "" {
+			t.Asm.Finish(s)
+		}
+	}
+	if isPresent(c.Usage) {
+		t.usage(c.Usage)
+	}
+	return nil
+}
+
+// Done records the terminal marker: every block ends.
+func (t *Translator) Done() {
+	t.flushThink()
+	t.Asm.Terminal()
+}
+
+func (t *Translator) delta(d *delta) {
+	switch {
+	case d.ReasoningContent != nil:
+		t.addReasoning(*d.ReasoningContent)
+	case d.Reasoning != nil:
+		t.addReasoning(*d.Reasoning)
+	default:
+		for _, rd := range d.ReasoningDetails {
+			if rd.Type == "" || rd.Type == "reasoning.text" {
+				t.addReasoning(rd.Text)
+			}
+		}
+	}
+	if s, ok := rawString(d.Content); ok {
+		t.addContent(s)
+	} else if isPresent(d.Content) && d.Content[0] == '[' {
+		// Content parts: keep the text parts.
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(d.Content, &parts) == nil {
+			for _, p := range parts {
+				if p.Type == "text" || p.Type == "" {
+					t.addContent(p.Text)
+				}
+			}
+		}
+	}
+	for i := range d.ToolCalls {
+		t.toolFragment(&d.ToolCalls[i])
+	}
+}
+
+func (t *Translator) addReasoning(s string) {
+	if s == "" {
+		return
+	}
+	if t.reasoning < 0 {
+		t.reasoning = t.alloc()
+	}
+	t.Asm.Reasoning(t.reasoning, s)
+}
+
+func (t *Translator) addText(s string) {
+	if s == "" {
+		return
+	}
+	if t.text < 0 {
+		t.text = t.alloc()
+	}
+	t.Asm.Text(t.text, s)
+}
+
+// addContent routes content through the <think> splitter.
+func (t *Translator) addContent(s string) {
+	t.think.feed(s, t.addText, t.addReasoning)
+}
+
+func (t *Translator) flushThink() { t.think.flush(t.addText, t.addReasoning) }
+
+// toolFragment resolves a fragment's call identity: by index; a new id with
+// a name under an index already in use is a new call (servers that send
+// index 0 for every call); without an index, by id, then by position.
+func (t *Translator) toolFragment(f *toolFragment) {
+	id, name := deref(f.ID), deref(f.Function.Name)
+	var s *slot
+	if f.Index != nil {
+		s = t.lastSlot(func(s *slot) bool { return s.index == *f.Index })
+		if s != nil && name != "" && t.startsNewCall(s, id, f.Function.Arguments) {
+			s = nil
+		}
+	} else if id != "" {
+		s = t.lastSlot(func(s *slot) bool { return s.id == id })
+		if s == nil && name == "" && len(t.slots) > 0 {
+			s = t.slots[len(t.slots)-1]
+		}
+	} else if n := len(t.slots); n > 0 {
+		last := t.slots[n-1]
+		if name == "" || name == last.name && !json.Valid([]byte(t.Asm.Block(last.block).Text())) {
+			s = last
+		}
+	}
+	if s == nil {
+		s = &slot{block: t.alloc(), index: -1}
+		if f.Index != nil {
+			s.index = *f.Index
+		}
+		t.slots = append(t.slots, s)
+	}
+	if s.id == "" {
+		s.id = id
+	}
+	if s.name == "" {
+		s.name = name
+	}
+	t.Asm.ToolCall(s.block, id, name)
+	args := f.Function.Arguments
+	if str, ok := rawString(args); ok {
+		t.Asm.ToolArgs(s.block, str)
+	} else if isPresent(args) {
+		t.Asm.ToolArgsObject(s.block, args)
+	}
+}
+
+// startsNewCall reports whether a named fragment under an index already in
+// use begins another call: its id differs from the slot's, or neither has an
+// id, the slot's arguments are already one complete JSON value, and the
+// fragment brings arguments of its own.
+func (t *Translator) startsNewCall(s *slot, id string, args json.RawMessage) bool {
+	if id != "" && s.id != "" {
+		return id != s.id
+	}
+	if id != "" || s.id != "" || s.name == "" {
+		return false
+	}
+	text := t.Asm.Block(s.block).Text()
+	if str, ok := rawString(args); ok {
+		return str != "" && text != "" && json.Valid([]byte(text))
+	}
+	return isPresent(args) && text != "" && json.Valid([]byte(text))
+}
+
+func (t *Translator) lastSlot(match func(*slot) bool) *slot {
+	for i := len(t.slots) - 1; i >= 0; i-- {
+		if match(t.slots[i]) {
+			return t.slots[i]
+		}
+	}
+	return nil
+}
+
+// usage records a usage report. Reports are final or cumulative, so a later
+// one replaces an earlier one unless it counts fewer tokens (a zeroed
+// report after the real one).
+func (t *Translator) usage(raw json.RawMessage) {
+	var u usageJSON
+	if json.Unmarshal(raw, &u) != nil {
+		return
+	}
+	sum := u.PromptTokens + u.CompletionTokens
+	if sum < t.usageSum {
+		return
+	}
+	t.usageSum = sum
+	var cached int64
+	if u.PromptCacheHitTokens != nil {
+		cached = *u.PromptCacheHitTokens // DeepSeek: prompt_tokens includes hits
+	} else if u.PromptTokensDetails != nil {
+		cached = u.PromptTokensDetails.CachedTokens
+	}
+	cached = min(max(cached, 0), u.PromptTokens)
+	w := wire.Usage{InputTokens: u.PromptTokens - cached, CachedInputTokens: cached, OutputTokens: u.CompletionTokens}
+	if u.CompletionTokensDetails != nil {
+		w.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	t.Asm.Usage(w)
+}
+
+func inBandFailure(raw json.RawMessage) *provider.Failure {
+	var e errorJSON
+	if s, ok := rawString(raw); ok {
+		e.Message = s
+	} else {
+		_ = json.Unmarshal(raw, &e) // an unreadable error object is still an error
+	}
+	f := provider.Fail(provider.ClassifyInBand(rawCode(e.Code), e.Type, e.Message), "provider error in stream", nil)
+	f.RetryAfter = provider.RetryHint(nil, e.Message, timeNow())
+	return f
+}
+
+func isPresent(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+func rawString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// rawCode renders an error code that may be a string, a number or null.
+func rawCode(raw json.RawMessage) string {
+	if s, ok := rawString(raw); ok {
+		return s
+	}
+	if isPresent(raw) {
+		return strings.TrimSpace(string(raw))
+	}
+	return ""
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,170 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/demotools"
+	"github.com/turnstream/turnstream/internal/embedded"
+	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/worker"
+	"github.com/turnstream/turnstream/pkg/toolworker"
+)
+
+// Options configure a Stack.
+type Options struct {
+	// Listen is the NATS client address. Default "127.0.0.1:-1" (random port).
+	Listen string
+	// StoreDir holds JetStream data. Default: a temporary directory removed
+	// by Close.
+	StoreDir string
+	// Config names the providers; nil runs the embedded mock provider.
+	Config *config.Config
+	// MockLatency is the mock provider's delay per streamed frame.
+	MockLatency time.Duration
+	Log         zerolog.Logger
+}
+
+// Stack is a running all-in-one turnstream.
+type Stack struct {
+	// NATSURL is the embedded server's client URL.
+	NATSURL string
+	// MockURL is the mock provider's base URL, "" with a real config.
+	MockURL string
+	// Conn is a connection for the caller's clients.
+	Conn *nats.Conn
+
+	log     zerolog.Logger
+	srv     *server.Server
+	tempDir string
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	errMu   sync.Mutex
+	err     error
+	conns   []*nats.Conn
+}
+
+// Start brings the stack up and returns once the worker and the tool worker
+// are serving.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	s := &Stack{log: o.Log}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if o.StoreDir == "" {
+		if s.tempDir, err = os.MkdirTemp("", "turnstream-*"); err != nil {
+			return nil, fmt.Errorf("stack: %w", err)
+		}
+		o.StoreDir = s.tempDir
+	}
+	if s.srv, err = embedded.Start(embedded.Options{Listen: o.Listen, StoreDir: o.StoreDir}); err != nil {
+		return nil, err
+	}
+	s.NATSURL = s.srv.ClientURL()
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+
+	cfg := o.Config
+	if cfg == nil {
+		mock := mockllm.New(mockllm.Default(mockllm.DefaultOptions{Latency: o.MockLatency}))
+		ready := make(chan string, 1)
+		s.goRun("mock provider", func() error { return mock.ListenAndServe(runCtx, "127.0.0.1:0", func(u string) { ready <- u }) })
+		select {
+		case s.MockURL = <-ready:
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("stack: mock provider did not start")
+		}
+		cfg = config.Mock(s.MockURL)
+	}
+	if s.Conn, err = s.connect("turnstream client"); err != nil {
+		return nil, err
+	}
+	wconn, err := s.connect("turnstream worker")
+	if err != nil {
+		return nil, err
+	}
+	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: &http.Client{}})
+	if err != nil {
+		return nil, err
+	}
+	s.goRun("worker", func() error { return w.Run(runCtx) })
+
+	tconn, err := s.connect("turnstream demo tools")
+	if err != nil {
+		return nil, err
+	}
+	tjs, err := jetstream.New(tconn)
+	if err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	s.goRun("demo tools", func() error {
+		return toolworker.Serve(runCtx, tjs, demotools.Handlers(), toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix))
+	})
+	return s, nil
+}
+
+func (s *Stack) connect(name string) (*nats.Conn, error) {
+	nc, err := nats.Connect(s.NATSURL, nats.Name(name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("stack: connect: %w", err)
+	}
+	s.conns = append(s.conns, nc)
+	return nc, nil
+}
+
+func (s *Stack) goRun(name string, fn func() error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := fn(); err != nil {
+			s.log.Error().Err(err).Str("component", name).Msg("stopped with an error")
+			s.errMu.Lock()
+			if s.err == nil {
+				s.err = fmt.Errorf("stack: %s: %w", name, err)
+			}
+			s.errMu.Unlock()
+		}
+	}()
+}
+
+// Err returns the first error a component stopped with, if any.
+func (s *Stack) Err() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}
+
+// Close stops everything and removes a temporary store. It is idempotent.
+func (s *Stack) Close() {
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+	s.wg.Wait()
+	for _, nc := range s.conns {
+		nc.Close()
+	}
+	s.conns = nil
+	if s.srv != nil {
+		s.srv.Shutdown()
+		s.srv.WaitForShutdown()
+		s.srv = nil
+	}
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir) //nolint:errcheck // best effort
+		s.tempDir = ""
+	}
+}

@@ -1,0 +1,14 @@
+// Package turn is the turn loop (the ProviderTurnLoop of the seeds): what
+// happens between a validated TurnRequest and its one terminal event. It
+// appends the input, builds each step's provider request from the session
+// log, runs the provider executor, relays chunks, finalizes the assistant
+// message, normalizes tool-call ids once, persists before it executes,
+// plans and dispatches tool calls only after finalization, correlates their
+// results by normalized id, and stops within budgets.
+//
+// The loop is a state machine over the durable session log: everything a
+// step decides is derived from finalized messages, so a turn redelivered to
+// another worker resumes where the last one stopped instead of starting
+// over. It knows nothing of JetStream; it writes through the Writer it is
+// given and never acks, naks or terminates a request (internal/worker does).
+package turn

@@ -1,0 +1,94 @@
+package turn
+
+import (
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// stepObserver relays one step's frames as chunks and its executor
+// decisions as events and attempt markers.
+type stepObserver struct {
+	r       *run
+	step    int
+	base    int // attempts numbered before this execution (resumed turns)
+	attempt int
+	seq     int
+}
+
+var _ provider.Observer = (*stepObserver)(nil)
+
+func (o *stepObserver) Frame(attempt int, target provider.Target, f provider.Frame) error {
+	attempt += o.base
+	if attempt != o.attempt {
+		o.attempt, o.seq = attempt, 0
+	}
+	o.seq++
+	return o.r.w.Chunk(&wire.Chunk{
+		SessionID: o.r.req.SessionID, TurnID: o.r.req.TurnID,
+		Step: o.step, Attempt: attempt, Seq: o.seq,
+		Provider: target.Provider, Model: target.Model,
+		Event: f.Event, Raw: f.Raw, Delta: f.Delta,
+	})
+}
+
+func (o *stepObserver) Event(ev provider.Event) {
+	attempt := ev.Attempt + o.base
+	p := Payload{"provider": token(ev.Target.Provider), "model": token(ev.Target.Model)}
+	if f := ev.Failure; f != nil {
+		p["class"] = string(f.Class)
+		if f.Status != 0 {
+			p["http_status"] = f.Status
+		}
+		if f.RequestID != "" {
+			p["request_id"] = token(f.RequestID)
+		}
+		if f.RetryAfter > 0 {
+			p["provider_delay_ms"] = ms(f.RetryAfter)
+		}
+	}
+	switch ev.Kind {
+	case provider.EventRequest:
+		o.r.emit(wire.EventLLMRequest, o.step, attempt, p)
+	case provider.EventFinish:
+		p["duration_ms"] = ms(ev.Duration)
+		p["outcome"] = ev.Marker
+		if ev.FinishReason != "" {
+			p["finish_reason"] = ev.FinishReason
+		}
+		o.r.emit(wire.EventLLMFinish, o.step, attempt, p)
+		o.marker(attempt, ev)
+	case provider.EventRetry:
+		p["policy"] = "normal"
+		p["retry"] = ev.Retry
+		p["delay_ms"] = ms(ev.Delay)
+		o.r.emit(wire.EventLLMRetry, o.step, attempt, p)
+	case provider.EventRetryStarted:
+		p["retry"] = ev.Retry
+		p["delay_ms"] = ms(ev.Delay)
+		o.r.emit(wire.EventLLMRetryStarted, o.step, attempt, p)
+	case provider.EventFallback:
+		p["to_provider"] = token(ev.Next.Provider)
+		p["to_model"] = token(ev.Next.Model)
+		o.r.emit(wire.EventLLMFallback, o.step, attempt, p)
+	}
+}
+
+// marker ends an attempt's chunks so a UI can drop text that will not count.
+func (o *stepObserver) marker(attempt int, ev provider.Event) {
+	if attempt != o.attempt {
+		o.attempt, o.seq = attempt, 0
+	}
+	o.seq++
+	c := &wire.Chunk{
+		SessionID: o.r.req.SessionID, TurnID: o.r.req.TurnID,
+		Step: o.step, Attempt: attempt, Seq: o.seq,
+		Provider: ev.Target.Provider, Model: ev.Target.Model,
+		Marker: ev.Marker,
+	}
+	if ev.Failure != nil {
+		c.Failure = string(ev.Failure.Class)
+	}
+	if err := o.r.w.Chunk(c); err != nil {
+		o.r.log.Warn().Err(err).Msg("attempt marker publish failed")
+	}
+}

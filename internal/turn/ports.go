@@ -1,0 +1,38 @@
+package turn
+
+import (
+	"context"
+	"time"
+
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// Writer publishes one turn's records (implemented by bus.TurnWriter).
+type Writer interface {
+	Chunk(c *wire.Chunk) error
+	Event(ev *wire.SessionEvent) error
+	Flush(ctx context.Context) error
+	Append(ctx context.Context, m *wire.Message) error
+	Dispatch(ctx context.Context, call *wire.ToolCall) error
+	Terminal(ctx context.Context, ev *wire.SessionEvent) error
+}
+
+// Results delivers valid tool results of the turn's session in arrival order.
+type Results interface {
+	Next(ctx context.Context) (wire.ToolResult, error)
+	Stop()
+}
+
+// ResultsOpener starts following tool results stored since a time.
+type ResultsOpener func(ctx context.Context, since time.Time) (Results, error)
+
+// Routes resolves a route name to its chain of bound targets.
+type Routes interface {
+	Chain(route string) ([]provider.Binding, error)
+}
+
+// Executor runs a provider request along a chain (provider.Executor).
+type Executor interface {
+	Execute(ctx context.Context, chain []provider.Binding, req *provider.Request, obs provider.Observer) (*provider.Result, error)
+}

@@ -1,0 +1,158 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/turnstream/turnstream/internal/history"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// Planning rejections: a malformed or invalid call gets a correlated error
+// result the model can correct; it is a planning error, not a provider one.
+const (
+	planUnknownTool = "unknown_tool"
+	planBadJSON     = "arguments_not_json_object"
+)
+
+// plan checks a finalized call before it may run.
+func (r *run) plan(c wire.Call) string {
+	if _, ok := r.tools[c.Name]; !ok {
+		return planUnknownTool
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil || args == nil {
+		return planBadJSON
+	}
+	return ""
+}
+
+func planMessage(reason string, c wire.Call) string {
+	switch reason {
+	case planUnknownTool:
+		return "error: no tool named " + c.Name + " is available; use one of the offered tools"
+	default:
+		return "error: the arguments of this call are not a JSON object; call the tool again with valid JSON arguments"
+	}
+}
+
+// runTools plans, dispatches and awaits the pending calls of the turn's last
+// assistant message, then appends one tool message per call in call order.
+func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire.Call) error {
+	step := st.Steps
+	results := make(map[string]*wire.Message, len(pending))
+	var dispatch []wire.Call
+	for _, c := range pending {
+		if reason := r.plan(c); reason != "" {
+			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, Content: planMessage(reason, c), IsError: true, Synthesized: true}
+			r.emit(wire.EventToolResult, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "is_error": true, "planning_error": reason})
+			continue
+		}
+		dispatch = append(dispatch, c)
+	}
+	if len(dispatch) > 0 {
+		if err := r.dispatchAndAwait(ctx, st, dispatch, results); err != nil {
+			return err
+		}
+	}
+	for _, c := range pending {
+		if err := r.append(ctx, results[c.ID]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls []wire.Call, results map[string]*wire.Message) error {
+	step := st.Steps
+	since := r.loop.now()
+	if i := r.lastAssistantIndex(); i >= 0 && i < len(r.stored) && r.stored[i].Before(since) {
+		since = r.stored[i] // a resumed turn: results may have arrived while no worker listened
+	}
+	follower, err := r.open(ctx, since)
+	if err != nil {
+		return err
+	}
+	defer follower.Stop()
+
+	timeout := r.loop.ToolTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	deadline := r.loop.now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	names := make(map[string]string, len(calls))
+	sent := make(map[string]time.Time, len(calls))
+	for _, c := range calls {
+		tc := &wire.ToolCall{
+			SessionID: r.req.SessionID, TurnID: r.req.TurnID, Step: step,
+			CallID: c.ID, Name: c.Name, Arguments: c.Arguments, Deadline: deadline,
+		}
+		if err := r.w.Dispatch(ctx, tc); err != nil {
+			return err
+		}
+		names[c.ID] = c.Name
+		sent[c.ID] = r.loop.now()
+		r.emit(wire.EventToolDispatched, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "deadline_ms": ms(timeout)})
+	}
+
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	for waiting := len(calls); waiting > 0; {
+		res, err := follower.Next(waitCtx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			break // the tools' deadline passed
+		}
+		name, ok := names[res.CallID]
+		if res.TurnID != r.req.TurnID || !ok || results[res.CallID] != nil {
+			if res.TurnID == r.req.TurnID {
+				r.emit(wire.EventToolResult, step, 0, Payload{"matched": false, "reason": "unknown_or_duplicate_call_id"})
+			}
+			continue
+		}
+		results[res.CallID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: res.CallID, Content: res.Content, IsError: res.IsError}
+		r.emit(wire.EventToolResult, step, 0, Payload{"tool": token(name), "call_id": res.CallID, "is_error": res.IsError, "duration_ms": ms(r.loop.now().Sub(sent[res.CallID]))})
+		waiting--
+	}
+	for _, c := range calls {
+		if results[c.ID] != nil {
+			continue
+		}
+		results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, IsError: true, Synthesized: true,
+			Content: "error: the tool did not return a result before its deadline; it may not have run"}
+		r.emit(wire.EventToolRepaired, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "reason": "deadline_exceeded"})
+	}
+	return nil
+}
+
+// closeCalls gives every pending call an explicit, synthesized error result
+// so the session log stays a valid conversation.
+func (r *run) closeCalls(ctx context.Context, st history.TurnState, pending []wire.Call, text string) error {
+	for _, c := range pending {
+		m := &wire.Message{Step: st.Steps, Role: wire.RoleTool, ToolCallID: c.ID, Content: "error: " + text, IsError: true, Synthesized: true}
+		if err := r.append(ctx, m); err != nil {
+			return err
+		}
+		r.emit(wire.EventToolRepaired, st.Steps, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "reason": "closed_unexecuted"})
+	}
+	return nil
+}
+
+func (r *run) lastAssistantIndex() int {
+	for i := len(r.msgs) - 1; i >= 0; i-- {
+		if r.msgs[i].Role == wire.RoleAssistant {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,279 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/history"
+	"github.com/turnstream/turnstream/internal/turn"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// delivery is the part of jetstream.Msg the worker uses.
+type delivery interface {
+	Data() []byte
+	Headers() nats.Header
+	Subject() string
+	Metadata() (*jetstream.MsgMetadata, error)
+	DoubleAck(ctx context.Context) error
+	Nak() error
+	NakWithDelay(delay time.Duration) error
+	Term() error
+	InProgress() error
+}
+
+// handle runs one delivery of a turn request and settles it.
+func (w *Worker) handle(ctx context.Context, msg delivery) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		w.log.Error().Err(err).Msg("delivery without metadata; terminating it")
+		w.settle(msg, zerolog.Nop(), term)
+		return
+	}
+	log := w.log.With().Uint64("stream_seq", meta.Sequence.Stream).Uint64("delivery", meta.NumDelivered).Logger()
+	session := w.subjects.SessionOf(msg.Subject())
+	req, codec, rejection := w.decode(msg, session, meta)
+	if rejection != nil {
+		w.reject(ctx, msg, session, req, codec, rejection, log)
+		return
+	}
+	log = log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger()
+
+	hbCtx, stopHeartbeat := context.WithCancel(ctx)
+	defer stopHeartbeat()
+	go w.heartbeat(hbCtx, msg, log)
+
+	if ok, err := w.awaitTurnOrder(ctx, session, meta.Sequence.Stream); err != nil || !ok {
+		if err != nil {
+			log.Warn().Err(err).Msg("cannot check session order; handing the turn back")
+			w.settle(msg, log, nakSoon)
+		} else {
+			log.Info().Msg("request already settled by another delivery")
+		}
+		return
+	}
+	sessionLog, err := w.bus.LoadLog(ctx, session)
+	if err != nil {
+		log.Warn().Err(err).Msg("cannot load session log; handing the turn back")
+		w.settle(msg, log, nakLater)
+		return
+	}
+	if sessionLog.Skipped > 0 {
+		log.Error().Int("records", sessionLog.Skipped).Msg("session log has records that do not decode; skipping them")
+	}
+	st := history.StateOf(sessionLog.Messages, req.TurnID)
+	if meta.NumDelivered == 1 && st.Start < len(sessionLog.Messages) {
+		// A new request for a turn the session already has: a resubmission
+		// outside the dedupe window. The same turn id runs once.
+		log.Info().Msg("duplicate turn id; acknowledging without running it again")
+		w.settle(msg, log, ack)
+		return
+	}
+
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer w.cancels.add(session, req.TurnID, cancel)()
+
+	writer := w.bus.Turn(session, req.TurnID, codec, sessionLog)
+	out := w.loop.Run(turnCtx, turn.Input{
+		Request:     req,
+		Log:         sessionLog.Messages,
+		Stored:      sessionLog.Stored,
+		Delivery:    int(meta.NumDelivered),
+		Writer:      writer,
+		OpenResults: w.openResults(session),
+	})
+	switch {
+	case out.Err == nil:
+		log.Info().Str("outcome", out.Status).Str("reason", out.Reason).Msg("turn ended")
+		w.settle(msg, log, ack)
+	case errors.Is(out.Err, bus.ErrFenced):
+		// Another delivery of this request owns the session now; this one
+		// stops writing and leaves the request to it.
+		log.Warn().Err(out.Err).Msg("fenced: another worker owns this turn")
+	case errors.Is(context.Cause(turnCtx), errShutdown):
+		log.Info().Msg("shutting down; handing the turn back to be resumed")
+		w.settle(msg, log, nakSoon)
+	case int(meta.NumDelivered) >= w.topology.WorkerConsumerConfig().MaxDeliver:
+		log.Error().Err(out.Err).Msg("last delivery failed; failing the turn")
+		w.failExhausted(ctx, writer, req, log)
+		w.settle(msg, log, term)
+	default:
+		log.Warn().Err(out.Err).Msg("turn interrupted; it will be resumed")
+		w.settle(msg, log, nakLater)
+	}
+}
+
+// decode reads, defaults and validates a request. On rejection it returns
+// what it could read of the request for the rejection event.
+func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadata) (*wire.TurnRequest, wire.Codec, error) {
+	req := &wire.TurnRequest{}
+	codec, err := wire.CodecFor(msg.Headers().Get(wire.HeaderContentType))
+	if err != nil {
+		return req, wire.JSON, &wire.ValidationError{Reason: wire.ReasonContentType, Detail: err.Error()}
+	}
+	if err := codec.UnmarshalStrict(msg.Data(), req); err != nil {
+		return &wire.TurnRequest{}, codec, &wire.ValidationError{Reason: wire.ReasonMalformed, Detail: "request does not decode"}
+	}
+	if req.TurnID == "" {
+		req.TurnID = msg.Headers().Get(jetstream.MsgIDHeader)
+	}
+	if req.TurnID == "" {
+		// Deterministic, so every delivery of this request is the same turn.
+		req.TurnID = "t" + seqToken(meta.Sequence.Stream)
+	}
+	if err := req.Validate(session, w.limits); err != nil {
+		return req, codec, err
+	}
+	if _, ok := w.cfg.Route(req.Route); !ok {
+		return req, codec, &wire.ValidationError{Reason: wire.ReasonUnknownRoute, Field: "route", Detail: "no such route"}
+	}
+	return req, codec, nil
+}
+
+// seqToken renders a stream sequence as a token.
+func seqToken(seq uint64) string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := []byte{}
+	for {
+		b = append([]byte{digits[seq%36]}, b...)
+		seq /= 36
+		if seq == 0 {
+			return string(b)
+		}
+	}
+}
+
+// reject reports an invalid request, copies it to the dead-letter subject
+// and terminates it: it is never redelivered.
+func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *wire.TurnRequest, codec wire.Codec, cause error, log zerolog.Logger) {
+	reason := wire.RejectReason(cause)
+	var ve *wire.ValidationError
+	field := ""
+	if errors.As(cause, &ve) {
+		field = ve.Field
+	}
+	log.Warn().Str("reason", reason).Str("field", field).Msg("rejecting invalid turn request")
+	eventSession := session
+	if !wire.ValidToken(eventSession) {
+		eventSession = "_invalid"
+	}
+	turnID := ""
+	if req != nil && wire.ValidToken(req.TurnID) {
+		turnID = req.TurnID
+	}
+	ev := &wire.SessionEvent{
+		Type: wire.EventTurnRejected, SessionID: eventSession, TurnID: turnID, Time: time.Now(),
+		Payload: map[string]any{"reason": reason},
+	}
+	if field != "" {
+		ev.Payload["field"] = field
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	writer := w.bus.Turn(eventSession, turnID, codec, nil)
+	if err := writer.Event(ev); err == nil {
+		if err := writer.Flush(wctx); err != nil {
+			log.Error().Err(err).Msg("turn.rejected event not stored")
+		}
+	}
+	if err := w.bus.DeadLetter(wctx, session, natsMsg(msg), reason); err != nil {
+		log.Error().Err(err).Msg("dead-letter copy failed")
+	}
+	w.settle(msg, log, term)
+}
+
+func natsMsg(d delivery) *nats.Msg {
+	return &nats.Msg{Subject: d.Subject(), Header: d.Headers(), Data: d.Data()}
+}
+
+// awaitTurnOrder blocks while an earlier request of the session is still
+// pending, so a session's turns start in submission order and never
+// overlap. It returns false if this request is no longer pending.
+func (w *Worker) awaitTurnOrder(ctx context.Context, session string, seq uint64) (bool, error) {
+	for {
+		first, err := w.bus.FirstPending(ctx, session)
+		if err != nil {
+			return false, err
+		}
+		if first == seq {
+			return true, nil
+		}
+		if first == 0 || first > seq {
+			return false, nil
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		}
+	}
+}
+
+// heartbeat keeps the delivery from being redelivered while it runs.
+func (w *Worker) heartbeat(ctx context.Context, msg delivery, log zerolog.Logger) {
+	every := w.topology.WorkerConsumerConfig().AckWait / 3
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := msg.InProgress(); err != nil {
+				log.Warn().Err(err).Msg("heartbeat failed")
+			}
+		}
+	}
+}
+
+// openResults adapts the bus result follower to turn.Results.
+func (w *Worker) openResults(session string) turn.ResultsOpener {
+	return func(ctx context.Context, since time.Time) (turn.Results, error) {
+		f, err := w.bus.FollowResults(ctx, session, since)
+		if err != nil {
+			return nil, err
+		}
+		return &results{f: f, log: w.log}, nil
+	}
+}
+
+type results struct {
+	f   *bus.ResultFollower
+	log zerolog.Logger
+}
+
+func (r *results) Next(ctx context.Context) (wire.ToolResult, error) {
+	for {
+		rec, err := r.f.Next(ctx)
+		if err != nil {
+			return wire.ToolResult{}, err
+		}
+		if rec.Err != nil {
+			r.log.Warn().Err(rec.Err).Uint64("stream_seq", rec.Seq).Msg("skipping invalid tool result record")
+			continue
+		}
+		return rec.Result, nil
+	}
+}
+
+func (r *results) Stop() { r.f.Stop() }
+
+// failExhausted ends a turn whose last delivery could not finish.
+func (w *Worker) failExhausted(ctx context.Context, writer *bus.TurnWriter, req *wire.TurnRequest, log zerolog.Logger) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ev := &wire.SessionEvent{Type: wire.EventTurnFailed, SessionID: req.SessionID, TurnID: req.TurnID, Time: time.Now(),
+		Payload: map[string]any{"reason": "deliveries_exhausted"}}
+	if err := writer.Terminal(wctx, ev); err != nil {
+		log.Error().Err(err).Msg("turn.failed event not stored")
+	}
+}

@@ -1,0 +1,187 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/turn"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// Options configure a Worker.
+type Options struct {
+	// Conn is the NATS connection. Required.
+	Conn *nats.Conn
+	// Config is the loaded worker configuration. Required.
+	Config *config.Config
+	// Log receives the worker's logs. Default: disabled.
+	Log zerolog.Logger
+	// Limits bound request sizes. Default wire.DefaultLimits.
+	Limits wire.Limits
+	// HTTPClient is used by provider adapters. Default: a new client.
+	HTTPClient *http.Client
+	// Clock drives provider retries. Default: the wall clock.
+	Clock provider.Clock
+}
+
+// Worker runs turns pulled from the submit stream.
+type Worker struct {
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	cfg      *config.Config
+	log      zerolog.Logger
+	limits   wire.Limits
+	subjects wire.Subjects
+	topology bus.Topology
+	bus      *bus.Bus
+	loop     *turn.Loop
+	cancels  cancels
+	inflight sync.WaitGroup
+}
+
+// New validates options and connects the worker's parts; it creates the
+// topology (idempotently) so a fresh server is ready.
+func New(ctx context.Context, o Options) (*Worker, error) {
+	if o.Conn == nil || o.Config == nil {
+		return nil, errors.New("worker: a NATS connection and a config are required")
+	}
+	js, err := jetstream.New(o.Conn)
+	if err != nil {
+		return nil, fmt.Errorf("worker: jetstream: %w", err)
+	}
+	cfg := o.Config
+	subjects := wire.Subjects{Prefix: cfg.NATS.Prefix}
+	topo := bus.Topology{
+		Subjects:   subjects,
+		Replicas:   cfg.NATS.Replicas,
+		AckWait:    cfg.Worker.AckWait.D(),
+		MaxDeliver: cfg.Worker.MaxDeliver,
+	}
+	if err := topo.Ensure(ctx, js); err != nil {
+		return nil, err
+	}
+	b, err := bus.New(ctx, js, subjects)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := buildRoutes(cfg, o.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{
+		nc: o.Conn, js: js, cfg: cfg, log: o.Log, limits: o.Limits,
+		subjects: subjects, topology: topo, bus: b,
+	}
+	w.loop = &turn.Loop{
+		Exec:        &provider.Executor{Clock: o.Clock},
+		Routes:      routes,
+		Budgets:     cfg.Budgets,
+		ToolTimeout: cfg.Worker.ToolTimeout.D(),
+		Log:         o.Log,
+	}
+	return w, nil
+}
+
+// Run pulls and runs turns until ctx is done, then drains: it stops
+// fetching, gives running turns the configured drain timeout to finish, and
+// hands the rest back (nak) so another worker resumes them. It returns nil
+// after a clean drain.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.Consumer(ctx, wire.StreamSubmit, bus.WorkerConsumer)
+	if err != nil {
+		return fmt.Errorf("worker: consumer: %w", err)
+	}
+	sub, err := w.nc.Subscribe(w.subjects.Cancel("*"), w.handleCancel)
+	if err != nil {
+		return fmt.Errorf("worker: cancel subscription: %w", err)
+	}
+	defer sub.Unsubscribe() //nolint:errcheck // the connection may be closing
+
+	// turnCtx outlives ctx by the drain timeout: running turns may finish.
+	turnCtx, stopTurns := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopTurns(nil)
+
+	slots := make(chan struct{}, w.cfg.Worker.Concurrency)
+	w.log.Info().Int("concurrency", cap(slots)).Msg("worker started")
+	for ctx.Err() == nil {
+		// Wait for at least one free slot, then take all free ones.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		n := 1
+	fill:
+		for n < cap(slots) {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break fill
+			}
+		}
+		fetchCtx, cancelFetch := context.WithTimeout(ctx, time.Second)
+		batch, err := cons.Fetch(n, jetstream.FetchContext(fetchCtx))
+		if err != nil {
+			cancelFetch()
+			for range n {
+				<-slots
+			}
+			if ctx.Err() == nil {
+				w.log.Warn().Err(err).Msg("fetch failed")
+				sleep(ctx, 200*time.Millisecond)
+			}
+			continue
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			w.inflight.Add(1)
+			go func() {
+				defer w.inflight.Done()
+				defer func() { <-slots }()
+				w.handle(turnCtx, msg)
+			}()
+		}
+		cancelFetch()
+		for range n - got {
+			<-slots
+		}
+		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			w.log.Warn().Err(err).Msg("fetch ended with error")
+		}
+	}
+	w.log.Info().Msg("worker draining")
+	done := make(chan struct{})
+	go func() { w.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(w.cfg.Worker.DrainTimeout.D()):
+		stopTurns(errShutdown)
+		<-done
+	}
+	w.log.Info().Msg("worker stopped")
+	return nil
+}
+
+var errShutdown = errors.New("worker: shutting down")
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// cancelFlushTimeout bounds Cancel's flush when ctx has no deadline.
+const cancelFlushTimeout = 10 * time.Second
+
+// Client submits, follows and cancels turns. It is safe for concurrent use.
+type Client struct {
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	subjects wire.Subjects
+	codec    wire.Codec
+}
+
+// New returns a client using nc. It does no network I/O; the streams must
+// exist (workers create them at start).
+func New(nc *nats.Conn, opts ...Option) (*Client, error) {
+	o := options{prefix: wire.DefaultPrefix, codec: wire.JSON}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if nc == nil {
+		return nil, fmt.Errorf("client: %w", nats.ErrInvalidConnection)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("client: jetstream: %w", err)
+	}
+	return &Client{nc: nc, js: js, subjects: wire.Subjects{Prefix: o.prefix}, codec: o.codec}, nil
+}
+
+// Submit publishes req on its session's submit subject and returns a Turn
+// that follows it from its first record.
+//
+// req.SessionID must be a subject token. An empty req.TurnID is filled with
+// a fresh one (Turn.ID reports it); a given one must be a subject token.
+// Invalid ids are reported as a *wire.ValidationError; everything else about
+// the request is validated by the worker, which rejects it with a
+// turn.rejected event.
+//
+// The request is published with Nats-Msg-Id set to the turn id, so a
+// retried Submit of the same turn is stored once. Such a duplicate follows
+// the turn from the start of the session, as Follow does, since its records
+// may already have been written.
+func (c *Client) Submit(ctx context.Context, req wire.TurnRequest) (*Turn, error) {
+	if !wire.ValidToken(req.SessionID) {
+		return nil, invalidToken(wire.ReasonInvalidSessionID, "session_id")
+	}
+	if req.TurnID == "" {
+		req.TurnID = nuid.Next()
+	} else if !wire.ValidToken(req.TurnID) {
+		return nil, invalidToken(wire.ReasonInvalidTurnID, "turn_id")
+	}
+	data, err := c.codec.Marshal(&req)
+	if err != nil {
+		return nil, fmt.Errorf("client: encode request: %w", err)
+	}
+	// Capture where this turn's messages and events can start before
+	// publishing, so none of them can be missed.
+	st, err := c.streams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msgFrom := st.messages.CachedInfo().State.LastSeq + 1
+	eventFrom := st.events.CachedInfo().State.LastSeq + 1
+
+	m := &nats.Msg{
+		Subject: c.subjects.Submit(req.SessionID),
+		Data:    data,
+		Header:  nats.Header{wire.HeaderContentType: {c.codec.ContentType()}},
+	}
+	ack, err := c.js.PublishMsg(ctx, m, jetstream.WithMsgID(req.TurnID))
+	if err != nil {
+		return nil, fmt.Errorf("client: submit %s/%s: %w", req.SessionID, req.TurnID, err)
+	}
+	if ack.Duplicate {
+		msgFrom, eventFrom = 1, 1
+	}
+	return c.follow(ctx, st, req.SessionID, req.TurnID, msgFrom, eventFrom)
+}
+
+// Follow attaches to a running or finished turn, as a UI resuming after a
+// reconnect does: it delivers the turn's chunks from the first one still
+// stored, and its messages and events read from the start of the session
+// (so the cost grows with the session). If the turn's terminal event is no
+// longer stored (TURN_EVENTS has a max age), Next blocks until its ctx ends
+// or the Turn is closed.
+func (c *Client) Follow(ctx context.Context, session, turn string) (*Turn, error) {
+	if !wire.ValidToken(session) {
+		return nil, invalidToken(wire.ReasonInvalidSessionID, "session_id")
+	}
+	if !wire.ValidToken(turn) {
+		return nil, invalidToken(wire.ReasonInvalidTurnID, "turn_id")
+	}
+	st, err := c.streams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.follow(ctx, st, session, turn, 1, 1)
+}
+
+// Cancel asks the workers to stop turn of session, with a core NATS publish
+// of wire.Cancel on the session's cancel subject. An empty turn cancels
+// whichever turn of the session is running. Cancel returns once the server
+// has the message (it flushes the connection, within ctx's deadline or 10s);
+// it does not wait for the turn to end: follow it for the terminal event.
+func (c *Client) Cancel(ctx context.Context, session, turn string) error {
+	if !wire.ValidToken(session) {
+		return invalidToken(wire.ReasonInvalidSessionID, "session_id")
+	}
+	if turn != "" && !wire.ValidToken(turn) {
+		return invalidToken(wire.ReasonInvalidTurnID, "turn_id")
+	}
+	data, err := c.codec.Marshal(&wire.Cancel{TurnID: turn})
+	if err != nil {
+		return fmt.Errorf("client: encode cancel: %w", err)
+	}
+	m := &nats.Msg{
+		Subject: c.subjects.Cancel(session),
+		Data:    data,
+		Header:  nats.Header{wire.HeaderContentType: {c.codec.ContentType()}},
+	}
+	if err := c.nc.PublishMsg(m); err != nil {
+		return fmt.Errorf("client: cancel %s: %w", session, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cancelFlushTimeout)
+		defer cancel()
+	}
+	if err := c.nc.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("client: cancel %s: %w", session, err)
+	}
+	return nil
+}
+
+// streamSet holds the streams a Turn reads.
+type streamSet struct {
+	chunks, messages, events jetstream.Stream
+}
+
+func (c *Client) streams(ctx context.Context) (streamSet, error) {
+	var st streamSet
+	for _, s := range []struct {
+		name string
+		dst  *jetstream.Stream
+	}{
+		{wire.StreamChunks, &st.chunks},
+		{wire.StreamMessages, &st.messages},
+		{wire.StreamEvents, &st.events},
+	} {
+		h, err := c.js.Stream(ctx, s.name)
+		if err != nil {
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				return streamSet{}, fmt.Errorf("client: stream %s (no worker has created the topology yet?): %w", s.name, err)
+			}
+			return streamSet{}, fmt.Errorf("client: stream %s: %w", s.name, err)
+		}
+		*s.dst = h
+	}
+	return st, nil
+}
+
+func invalidToken(reason, field string) error {
+	return &wire.ValidationError{Reason: reason, Field: field, Detail: "must be 1-128 characters of [A-Za-z0-9_-]"}
+}

@@ -1,0 +1,47 @@
+package toolworker
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// Result is a tool's answer to one call. Content is what the model reads;
+// IsError marks it as a failure report.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Handler runs one call of a tool. ctx carries the call's deadline (and is
+// cancelled when Serve's drain timeout expires); a Handler must return when
+// ctx is done. A returned error becomes an error result whose content is the
+// error's message; a panic becomes the error result "tool panicked".
+// zerolog.Ctx(ctx) is a logger enriched with the call's identifiers.
+type Handler func(ctx context.Context, call wire.ToolCall) (Result, error)
+
+// panicContent is the content of the result of a handler that panicked.
+const panicContent = "tool panicked"
+
+// invoke runs h and turns its error or panic into an error result.
+func invoke(ctx context.Context, h Handler, call wire.ToolCall) (res Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			// The panic value may hold arguments or results: log its type only.
+			zerolog.Ctx(ctx).Error().
+				Str("panic_type", fmt.Sprintf("%T", v)).
+				Bytes("stack", debug.Stack()).
+				Msg("tool handler panicked")
+			res = Result{Content: panicContent, IsError: true}
+		}
+	}()
+	r, err := h(ctx, call)
+	if err != nil {
+		return Result{Content: err.Error(), IsError: true}
+	}
+	return r
+}

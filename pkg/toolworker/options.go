@@ -1,0 +1,88 @@
+package toolworker
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// Option configures Serve. An invalid value makes Serve return an error
+// wrapping ErrInvalidOption.
+type Option func(*options) error
+
+type options struct {
+	// subjects names the tool and result subjects. Default prefix wire.DefaultPrefix.
+	subjects wire.Subjects
+	// concurrency caps concurrent handler runs per tool. Default 16.
+	concurrency int
+	// logger receives operational logs. Default: a disabled logger.
+	logger zerolog.Logger
+	// drainTimeout bounds how long Serve waits for in-flight handlers after
+	// its context is done. Default 10s.
+	drainTimeout time.Duration
+}
+
+func defaultOptions() options {
+	return options{
+		subjects:     wire.Subjects{Prefix: wire.DefaultPrefix},
+		concurrency:  16,
+		logger:       zerolog.Nop(),
+		drainTimeout: 10 * time.Second,
+	}
+}
+
+// WithPrefix sets the first token(s) of every subject, as configured on the
+// turnstream workers. Default wire.DefaultPrefix ("turn"). A prefix is one or
+// more dot-separated tokens of [A-Za-z0-9_-].
+func WithPrefix(prefix string) Option {
+	return func(o *options) error {
+		if prefix == "" {
+			return fmt.Errorf("%w: empty prefix", ErrInvalidOption)
+		}
+		for _, tok := range strings.Split(prefix, ".") {
+			if !wire.ValidToken(tok) {
+				return fmt.Errorf("%w: prefix %q: tokens must be 1-128 characters of [A-Za-z0-9_-]", ErrInvalidOption, prefix)
+			}
+		}
+		o.subjects = wire.Subjects{Prefix: prefix}
+		return nil
+	}
+}
+
+// WithConcurrency caps the handler runs in flight per tool. Calls beyond it
+// stay in the work queue (they are not fetched) until a run ends. Default 16.
+func WithConcurrency(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("%w: concurrency must be at least 1, got %d", ErrInvalidOption, n)
+		}
+		o.concurrency = n
+		return nil
+	}
+}
+
+// WithLogger sets the logger. Serve logs call identifiers and outcomes, never
+// arguments or results. Default: nothing is logged.
+func WithLogger(l zerolog.Logger) Option {
+	return func(o *options) error {
+		o.logger = l
+		return nil
+	}
+}
+
+// WithDrainTimeout bounds how long Serve lets in-flight handlers run after
+// its context is done. When it expires their contexts are cancelled and
+// their calls are handed back for redelivery. Default 10s.
+func WithDrainTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: drain timeout must be positive, got %s", ErrInvalidOption, d)
+		}
+		o.drainTimeout = d
+		return nil
+	}
+}

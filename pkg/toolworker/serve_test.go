@@ -1,0 +1,443 @@
+package toolworker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/pkg/toolworker"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+const tool = "lookup"
+
+func ok(content string) toolworker.Handler {
+	return func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+		return toolworker.Result{Content: content}, nil
+	}
+}
+
+func TestServeAnswersCall(t *testing.T) {
+	for _, codec := range []wire.Codec{wire.JSON, wire.Msgpack} {
+		t.Run(codec.ContentType(), func(t *testing.T) {
+			e := newEnv(t, &bus.Topology{})
+			e.serve(t, map[string]toolworker.Handler{
+				tool: func(ctx context.Context, call wire.ToolCall) (toolworker.Result, error) {
+					if dl, ok := ctx.Deadline(); !ok || !dl.Equal(call.Deadline) {
+						return toolworker.Result{}, fmt.Errorf("ctx deadline %v, %v; want %v", dl, ok, call.Deadline)
+					}
+					return toolworker.Result{Content: "sunny in " + call.Arguments}, nil
+				},
+			})
+			results := e.follow(t, "s1")
+
+			e.publishCall(t, codec, newCall("s1", tool, "call_1"))
+
+			m, got := results.next(t)
+			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "call_1", Content: `sunny in {"city":"Paris"}`}
+			if got != want {
+				t.Errorf("result = %+v; want %+v", got, want)
+			}
+			if ct := m.Headers().Get(wire.HeaderContentType); ct != codec.ContentType() {
+				t.Errorf("result Content-Type = %q; want %q", ct, codec.ContentType())
+			}
+			var strict wire.ToolResult
+			if err := codec.Unmarshal(m.Data(), &strict); err != nil {
+				t.Errorf("%s.Unmarshal(result) = %v; want the call's encoding", codec.ContentType(), err)
+			}
+			if id := m.Headers().Get(jetstream.MsgIDHeader); id != "result:s1:t1:call_1" {
+				t.Errorf("result %s = %q; want %q", jetstream.MsgIDHeader, id, "result:s1:t1:call_1")
+			}
+		})
+	}
+}
+
+func TestServeHandlerErrorBecomesErrorResult(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	e.serve(t, map[string]toolworker.Handler{
+		tool: func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+			return toolworker.Result{Content: "ignored"}, errors.New("no such city")
+		},
+	})
+	results := e.follow(t, "s1")
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
+
+	_, got := results.next(t)
+	if got.Content != "no such city" || !got.IsError {
+		t.Errorf("result = %q, is_error %v; want %q, is_error true", got.Content, got.IsError, "no such city")
+	}
+}
+
+func TestServeRecoversPanic(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	e.serve(t, map[string]toolworker.Handler{
+		tool: func(_ context.Context, call wire.ToolCall) (toolworker.Result, error) {
+			if call.CallID == "boom" {
+				panic("secret arguments")
+			}
+			return toolworker.Result{Content: "fine"}, nil
+		},
+	}, toolworker.WithConcurrency(1))
+	results := e.follow(t, "s1")
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "boom"))
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "after"))
+
+	for _, want := range []wire.ToolResult{
+		{SessionID: "s1", TurnID: "t1", CallID: "boom", Content: "tool panicked", IsError: true},
+		{SessionID: "s1", TurnID: "t1", CallID: "after", Content: "fine"},
+	} {
+		if _, got := results.next(t); got != want {
+			t.Errorf("result = %+v; want %+v", got, want)
+		}
+	}
+}
+
+func TestServeTerminatesInvalidCalls(t *testing.T) {
+	valid := func() wire.ToolCall { return newCall("bad", tool, "c1") }
+	encode := func(c wire.ToolCall) []byte {
+		b, err := wire.JSON.Marshal(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	with := func(f func(*wire.ToolCall)) []byte {
+		c := valid()
+		f(&c)
+		return encode(c)
+	}
+	tests := []struct {
+		name        string
+		contentType string
+		data        []byte
+	}{
+		{"bad JSON", wire.ContentTypeJSON, []byte(`{"session_id":`)},
+		{"unknown field", wire.ContentTypeJSON, []byte(`{"session_id":"bad","nope":1}`)},
+		{"bad msgpack", wire.ContentTypeMsgpack, []byte{0xc1}},
+		{"unsupported content type", "text/plain", encode(valid())},
+		{"wrong tool name", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Name = "other" })},
+		{"invalid turn id", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.TurnID = "a.b" })},
+		{"missing call id", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.CallID = "" })},
+		{"call id no result can carry", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.CallID = strings.Repeat("x", 129) })},
+		{"arguments not JSON", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Arguments = "{" })},
+		{"deadline passed", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Deadline = time.Now().Add(-time.Second) })},
+		{"no deadline", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Deadline = time.Time{} })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, &bus.Topology{})
+			var calls sync.Map
+			e.serve(t, map[string]toolworker.Handler{
+				tool: func(_ context.Context, call wire.ToolCall) (toolworker.Result, error) {
+					calls.Store(call.SessionID, true)
+					return toolworker.Result{Content: "fine"}, nil
+				},
+			}, toolworker.WithConcurrency(1))
+			good := e.follow(t, "good")
+
+			e.publishRaw(t, e.subjects.Tool(tool), tt.contentType, tt.data)
+			e.publishCall(t, wire.JSON, newCall("good", tool, "c2"))
+
+			// One call at a time: once the valid call is answered, the
+			// invalid one has been settled.
+			if _, got := good.next(t); got.Content != "fine" {
+				t.Errorf("next valid call's result = %+v; want content fine", got)
+			}
+			if _, ran := calls.Load("bad"); ran {
+				t.Error("the handler ran the invalid call")
+			}
+			if n := e.storedResults(t, "bad"); n != 0 {
+				t.Errorf("stored results of the invalid call = %d; want 0", n)
+			}
+			cons := e.toolConsumer(t)
+			if cons.NumRedelivered != 0 {
+				t.Errorf("tool consumer redelivered %d calls; want 0 (terminated, not nakked)", cons.NumRedelivered)
+			}
+		})
+	}
+}
+
+// toolConsumer waits until the tool consumer has settled every call, and
+// returns its info.
+func (e *env) toolConsumer(t *testing.T) *jetstream.ConsumerInfo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	for {
+		cons, err := e.js.Consumer(ctx, wire.StreamTools, bus.ToolConsumer(tool))
+		if err != nil {
+			t.Fatalf("Consumer(%s) = %v", bus.ToolConsumer(tool), err)
+		}
+		info := cons.CachedInfo()
+		if info.NumAckPending == 0 && info.NumPending == 0 {
+			return info
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("tool consumer still has %d calls pending and %d unacked", info.NumPending, info.NumAckPending)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// TestServeRedeliversAfterCrash stops a tool worker in the middle of a call:
+// the call goes back to the queue, the next tool worker answers it, and the
+// session holds exactly one result for it.
+func TestServeRedeliversAfterCrash(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	results := e.follow(t, "s1")
+	started := make(chan struct{})
+	var once sync.Once
+	first := e.serve(t, map[string]toolworker.Handler{
+		tool: func(ctx context.Context, _ wire.ToolCall) (toolworker.Result, error) {
+			once.Do(func() { close(started) })
+			<-ctx.Done() // cut short by the drain timeout
+			return toolworker.Result{Content: "partial"}, nil
+		},
+	}, toolworker.WithDrainTimeout(50*time.Millisecond))
+
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
+	await(t, started, "the first handler to start")
+	if err := first.stop(); err != nil {
+		t.Fatalf("first Serve() = %v; want nil", err)
+	}
+
+	e.serve(t, map[string]toolworker.Handler{tool: ok("complete")})
+	m, got := results.next(t)
+	if got.CallID != "c1" || got.Content != "complete" {
+		t.Errorf("result = %+v; want call c1 answered by the second worker", got)
+	}
+	meta, err := m.Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.toolConsumer(t)
+	if n := e.storedResults(t, "s1"); n != 1 {
+		t.Errorf("stored results = %d (last seq %d); want 1", n, meta.Sequence.Stream)
+	}
+}
+
+// TestServeDeduplicatesResult replays the crash window between publishing
+// a result and acking its call: the redelivered call's result is discarded
+// by the stream, so the session keeps exactly one result per call id.
+func TestServeDeduplicatesResult(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	results := e.follow(t, "s1")
+
+	// The crashed worker's result, stored before its ack was lost.
+	stored := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: "from the crashed worker"}
+	data, err := wire.JSON.Marshal(&stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &nats.Msg{Subject: e.subjects.Result("s1"), Data: data, Header: nats.Header{}}
+	m.Header.Set(wire.HeaderContentType, wire.ContentTypeJSON)
+	if _, err := e.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("result:s1:t1:c1")); err != nil {
+		t.Fatal(err)
+	}
+
+	var ran atomic.Int32
+	e.serve(t, map[string]toolworker.Handler{
+		tool: func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+			ran.Add(1)
+			return toolworker.Result{Content: "from the new worker"}, nil
+		},
+	}, toolworker.WithConcurrency(1))
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1")) // the redelivery
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c2"))
+
+	for _, want := range []wire.ToolResult{
+		stored,
+		{SessionID: "s1", TurnID: "t1", CallID: "c2", Content: "from the new worker"},
+	} {
+		if _, got := results.next(t); got != want {
+			t.Errorf("result = %+v; want %+v", got, want)
+		}
+	}
+	if n := ran.Load(); n != 2 {
+		t.Errorf("handler runs = %d; want 2", n)
+	}
+	e.toolConsumer(t)
+	if n := e.storedResults(t, "s1"); n != 2 {
+		t.Errorf("stored results = %d; want 2 (one per call id)", n)
+	}
+}
+
+func TestServeDrainsInFlightCall(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	results := e.follow(t, "s1")
+	started, release := make(chan struct{}), make(chan struct{})
+	s := e.serve(t, map[string]toolworker.Handler{
+		tool: func(ctx context.Context, _ wire.ToolCall) (toolworker.Result, error) {
+			close(started)
+			select {
+			case <-release:
+				return toolworker.Result{Content: "finished during drain"}, nil
+			case <-ctx.Done():
+				return toolworker.Result{}, ctx.Err()
+			}
+		},
+	}, toolworker.WithDrainTimeout(time.Hour))
+
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
+	await(t, started, "the handler to start")
+	s.cancel()
+	if s.returned() {
+		t.Fatalf("Serve() = %v before its in-flight handler returned", s.err)
+	}
+	close(release)
+	if err := s.stop(); err != nil {
+		t.Fatalf("Serve() = %v; want nil", err)
+	}
+	if _, got := results.next(t); got.Content != "finished during drain" || got.IsError {
+		t.Errorf("result = %+v; want the drained handler's", got)
+	}
+	e.toolConsumer(t)
+}
+
+func TestServeWaitsForStreams(t *testing.T) {
+	e := newEnv(t, nil)
+	waiting := newSignal("waiting for the tool stream")
+	e.serve(t, map[string]toolworker.Handler{tool: ok("fine")},
+		toolworker.WithLogger(testLogger(t, waiting)))
+	await(t, waiting.C, "Serve to wait for the stream")
+
+	e.ensure(t, bus.Topology{}) // a turnstream worker starts
+	results := e.follow(t, "s1")
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
+	if _, got := results.next(t); got.Content != "fine" {
+		t.Errorf("result = %+v; want content fine", got)
+	}
+}
+
+func TestServeWithPrefix(t *testing.T) {
+	topo := bus.Topology{Subjects: wire.Subjects{Prefix: "acme"}}
+	e := newEnv(t, &topo)
+	e.serve(t, map[string]toolworker.Handler{tool: ok("fine")}, toolworker.WithPrefix("acme"))
+	results := e.follow(t, "s1")
+	e.publishCall(t, wire.Msgpack, newCall("s1", tool, "c1"))
+	m, got := results.next(t)
+	if got.Content != "fine" || m.Subject() != "acme.result.s1" {
+		t.Errorf("result on %s = %+v; want content fine on acme.result.s1", m.Subject(), got)
+	}
+}
+
+func TestServeServesSeveralTools(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	e.serve(t, map[string]toolworker.Handler{"a": ok("from a"), "b": ok("from b")})
+	results := e.follow(t, "s1")
+	e.publishCall(t, wire.JSON, newCall("s1", "a", "c1"))
+	if _, got := results.next(t); got.Content != "from a" {
+		t.Errorf("result = %+v; want from a", got)
+	}
+	e.publishCall(t, wire.JSON, newCall("s1", "b", "c2"))
+	if _, got := results.next(t); got.Content != "from b" {
+		t.Errorf("result = %+v; want from b", got)
+	}
+}
+
+func TestServeBoundsConcurrency(t *testing.T) {
+	const limit, calls = 2, 6
+	e := newEnv(t, &bus.Topology{})
+	var active, peak atomic.Int32
+	var startedTwo sync.WaitGroup
+	startedTwo.Add(limit)
+	release := make(chan struct{})
+	e.serve(t, map[string]toolworker.Handler{
+		tool: func(ctx context.Context, _ wire.ToolCall) (toolworker.Result, error) {
+			n := active.Add(1)
+			defer active.Add(-1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			if n <= limit {
+				startedTwo.Done()
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return toolworker.Result{Content: "fine"}, nil
+		},
+	}, toolworker.WithConcurrency(limit))
+	results := e.follow(t, "s1")
+	for i := range calls {
+		e.publishCall(t, wire.JSON, newCall("s1", tool, fmt.Sprintf("c%d", i)))
+	}
+	twoRunning := make(chan struct{})
+	go func() { startedTwo.Wait(); close(twoRunning) }()
+	await(t, twoRunning, "two handlers to run")
+	close(release)
+	for range calls {
+		results.next(t)
+	}
+	if p := peak.Load(); p > limit {
+		t.Errorf("peak concurrent handlers = %d; want at most %d", p, limit)
+	}
+}
+
+func TestServeAnswersOversizedResultWithError(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	e.serve(t, map[string]toolworker.Handler{tool: ok(strings.Repeat("x", 2<<20))})
+	results := e.follow(t, "s1")
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
+	if _, got := results.next(t); got.Content != "tool result too large" || !got.IsError {
+		t.Errorf("result = %.40q, is_error %v; want tool result too large, is_error true", got.Content, got.IsError)
+	}
+}
+
+func TestServeReturnsWhenConnectionCloses(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
+	bound := newSignal("serving tool")
+	s := e.serve(t, map[string]toolworker.Handler{tool: ok("fine")}, toolworker.WithLogger(testLogger(t, bound)))
+	await(t, bound.C, "the tool consumer to be bound")
+	e.nc.Close()
+	if err := s.wait(); !errors.Is(err, nats.ErrConnectionClosed) {
+		t.Errorf("Serve() = %v; want %v", err, nats.ErrConnectionClosed)
+	}
+}
+
+func TestServeRejectsBadArguments(t *testing.T) {
+	h := map[string]toolworker.Handler{tool: ok("fine")}
+	tests := []struct {
+		name     string
+		handlers map[string]toolworker.Handler
+		opts     []toolworker.Option
+		want     error
+	}{
+		{"nil handlers", nil, nil, toolworker.ErrInvalidHandlers},
+		{"no handlers", map[string]toolworker.Handler{}, nil, toolworker.ErrInvalidHandlers},
+		{"nil handler", map[string]toolworker.Handler{tool: nil}, nil, toolworker.ErrInvalidHandlers},
+		{"name with a dot", map[string]toolworker.Handler{"a.b": ok("")}, nil, toolworker.ErrInvalidHandlers},
+		{"name with a wildcard", map[string]toolworker.Handler{"*": ok("")}, nil, toolworker.ErrInvalidHandlers},
+		{"name too long", map[string]toolworker.Handler{strings.Repeat("a", 65): ok("")}, nil, toolworker.ErrInvalidHandlers},
+		{"zero concurrency", h, []toolworker.Option{toolworker.WithConcurrency(0)}, toolworker.ErrInvalidOption},
+		{"zero drain timeout", h, []toolworker.Option{toolworker.WithDrainTimeout(0)}, toolworker.ErrInvalidOption},
+		{"empty prefix", h, []toolworker.Option{toolworker.WithPrefix("")}, toolworker.ErrInvalidOption},
+		{"empty prefix token", h, []toolworker.Option{toolworker.WithPrefix("a..b")}, toolworker.ErrInvalidOption},
+		{"wildcard prefix", h, []toolworker.Option{toolworker.WithPrefix("turn.>")}, toolworker.ErrInvalidOption},
+		{"nil option", h, []toolworker.Option{nil}, toolworker.ErrInvalidOption},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := toolworker.Serve(t.Context(), nil, tt.handlers, tt.opts...)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Serve() = %v; want %v", err, tt.want)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "toolworker: ") {
+				t.Errorf("Serve() = %q; want the toolworker: prefix", err)
+			}
+		})
+	}
+	if err := toolworker.Serve(t.Context(), nil, h); err == nil {
+		t.Error("Serve(nil JetStream) = nil; want an error")
+	}
+}

@@ -1,0 +1,300 @@
+package wire
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Attempt markers: every provider attempt ends with a marker chunk, so a UI
+// can drop the partial text of an attempt that will not count.
+const (
+	MarkerCompleted = "completed"
+	MarkerRetrying  = "retrying"
+	MarkerFailed    = "failed"
+)
+
+// Chunk is one provider frame relayed on Subjects.Chunk(SessionID, TurnID),
+// or the marker that ends an attempt. Headers HeaderStep, HeaderAttempt and
+// HeaderSeq repeat Step, Attempt and Seq.
+//
+// Raw holds the provider's bytes verbatim. In JSON it is embedded as the
+// "raw" value when the frame is valid UTF-8 JSON without surrounding white
+// space, and as the "raw_text" string when it is not (a "[DONE]" sentinel, a
+// malformed frame); in msgpack it is the "raw" binary.
+type Chunk struct {
+	SessionID string
+	TurnID    string
+	Step      int
+	Attempt   int
+	Seq       int
+	Provider  string
+	Model     string
+	// Event is the SSE event name, when the provider sent one.
+	Event string
+	Raw   []byte
+	// Delta is the normalized content of the frame. Reasoning never appears in it.
+	Delta *Delta
+	// Marker ends an attempt: completed, retrying or failed.
+	Marker string
+	// Failure is the coarse failure class of a retrying or failed marker.
+	Failure string
+}
+
+// Delta is the provider-neutral content of one frame.
+type Delta struct {
+	Text            string          `json:"text,omitempty"`
+	ToolCalls       []ToolCallDelta `json:"tool_calls,omitempty"`
+	Usage           *Usage          `json:"usage,omitempty"`
+	FinishReason    string          `json:"finish_reason,omitempty"`
+	RawFinishReason string          `json:"raw_finish_reason,omitempty"`
+}
+
+// Empty reports whether d carries nothing.
+func (d *Delta) Empty() bool {
+	return d == nil || (d.Text == "" && len(d.ToolCalls) == 0 && d.Usage == nil && d.FinishReason == "")
+}
+
+// ToolCallDelta is progress of one tool call, keyed by its block index in the
+// assistant message. Progress is for display: a call is executable only once
+// its message is finalized.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	Start     bool   `json:"start,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+	End       bool   `json:"end,omitempty"`
+}
+
+// chunkFields is the shape Chunk decodes from.
+type chunkFields struct {
+	SessionID string          `json:"session_id"`
+	TurnID    string          `json:"turn_id"`
+	Step      int             `json:"step"`
+	Attempt   int             `json:"attempt"`
+	Seq       int             `json:"seq"`
+	Provider  string          `json:"provider,omitempty"`
+	Model     string          `json:"model,omitempty"`
+	Event     string          `json:"event,omitempty"`
+	Raw       json.RawMessage `json:"raw,omitempty"`
+	RawText   *string         `json:"raw_text,omitempty"`
+	Delta     *Delta          `json:"delta,omitempty"`
+	Marker    string          `json:"marker,omitempty"`
+	Failure   string          `json:"failure,omitempty"`
+}
+
+// MarshalJSON writes the chunk without re-encoding Raw: a valid JSON frame is
+// copied as it arrived.
+func (c Chunk) MarshalJSON() ([]byte, error) {
+	return c.AppendJSON(make([]byte, 0, 160+len(c.Raw)+len(c.Raw)/8)), nil
+}
+
+// AppendJSON appends the chunk's JSON encoding to b.
+func (c *Chunk) AppendJSON(b []byte) []byte {
+	b = append(b, `{"session_id":`...)
+	b = appendString(b, c.SessionID)
+	b = append(b, `,"turn_id":`...)
+	b = appendString(b, c.TurnID)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(c.Step), 10)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(c.Attempt), 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, int64(c.Seq), 10)
+	b = appendOptString(b, `,"provider":`, c.Provider)
+	b = appendOptString(b, `,"model":`, c.Model)
+	b = appendOptString(b, `,"event":`, c.Event)
+	if len(c.Raw) > 0 {
+		if embeddable(c.Raw) {
+			b = append(b, `,"raw":`...)
+			b = append(b, c.Raw...)
+		} else {
+			b = append(b, `,"raw_text":`...)
+			b = appendString(b, string(c.Raw))
+		}
+	}
+	if !c.Delta.Empty() {
+		b = append(b, `,"delta":`...)
+		b = c.Delta.appendJSON(b)
+	}
+	b = appendOptString(b, `,"marker":`, c.Marker)
+	b = appendOptString(b, `,"failure":`, c.Failure)
+	return append(b, '}')
+}
+
+// embeddable reports whether raw can be the "raw" value and read back byte
+// for byte: valid JSON, valid UTF-8 (json.Valid does not check it) and no
+// surrounding white space (a decoder drops it).
+func embeddable(raw []byte) bool {
+	switch raw[0] {
+	case ' ', '\t', '\r', '\n':
+		return false
+	}
+	switch raw[len(raw)-1] {
+	case ' ', '\t', '\r', '\n':
+		return false
+	}
+	return utf8.Valid(raw) && json.Valid(raw)
+}
+
+func (d *Delta) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	first := true
+	sep := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
+	if d.Text != "" {
+		sep()
+		b = append(b, `"text":`...)
+		b = appendString(b, d.Text)
+	}
+	if len(d.ToolCalls) > 0 {
+		sep()
+		b = append(b, `"tool_calls":[`...)
+		for i, tc := range d.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(tc.Index), 10)
+			if tc.Start {
+				b = append(b, `,"start":true`...)
+			}
+			b = appendOptString(b, `,"name":`, tc.Name)
+			b = appendOptString(b, `,"arguments":`, tc.Arguments)
+			if tc.End {
+				b = append(b, `,"end":true`...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if d.Usage != nil {
+		sep()
+		u, _ := json.Marshal(d.Usage) // plain ints: cannot fail
+		b = append(b, `"usage":`...)
+		b = append(b, u...)
+	}
+	if d.FinishReason != "" {
+		sep()
+		b = append(b, `"finish_reason":`...)
+		b = appendString(b, d.FinishReason)
+		b = appendOptString(b, `,"raw_finish_reason":`, d.RawFinishReason)
+	}
+	return append(b, '}')
+}
+
+// UnmarshalJSON reads a chunk written by MarshalJSON.
+func (c *Chunk) UnmarshalJSON(data []byte) error {
+	var f chunkFields
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	c.fromFields(&f)
+	if f.RawText != nil {
+		c.Raw = []byte(*f.RawText)
+	}
+	return nil
+}
+
+func (c *Chunk) fields() *chunkFields {
+	return &chunkFields{
+		SessionID: c.SessionID, TurnID: c.TurnID, Step: c.Step, Attempt: c.Attempt, Seq: c.Seq,
+		Provider: c.Provider, Model: c.Model, Event: c.Event, Raw: c.Raw, Delta: c.Delta,
+		Marker: c.Marker, Failure: c.Failure,
+	}
+}
+
+func (c *Chunk) fromFields(f *chunkFields) {
+	*c = Chunk{
+		SessionID: f.SessionID, TurnID: f.TurnID, Step: f.Step, Attempt: f.Attempt, Seq: f.Seq,
+		Provider: f.Provider, Model: f.Model, Event: f.Event, Raw: []byte(f.Raw), Delta: f.Delta,
+		Marker: f.Marker, Failure: f.Failure,
+	}
+	if c.Delta.Empty() {
+		c.Delta = nil
+	}
+}
+
+func appendOptString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, key...)
+	return appendString(b, s)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string exactly as encoding/json does
+// with HTML escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
+// are escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// EncodeMsgpack writes the chunk with Raw as a binary.
+func (c *Chunk) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.Encode(c.fields()) }
+
+// DecodeMsgpack reads a chunk written by EncodeMsgpack.
+func (c *Chunk) DecodeMsgpack(dec *msgpack.Decoder) error {
+	var f chunkFields
+	if err := dec.Decode(&f); err != nil {
+		return err
+	}
+	c.fromFields(&f)
+	return nil
+}

@@ -1,0 +1,99 @@
+package wire
+
+import (
+	"regexp"
+	"strings"
+)
+
+// DefaultPrefix is the first token of every turnstream subject.
+const DefaultPrefix = "turn"
+
+// Stream names of the public topology.
+const (
+	StreamSubmit   = "TURN_SUBMIT"
+	StreamChunks   = "TURN_CHUNKS"
+	StreamMessages = "TURN_MESSAGES"
+	StreamEvents   = "TURN_EVENTS"
+	StreamTools    = "TURN_TOOLS"
+	StreamResults  = "TURN_RESULTS"
+	StreamDead     = "TURN_DEAD"
+)
+
+// Header names set on published records.
+const (
+	HeaderContentType = "Content-Type"
+	// HeaderStep, HeaderAttempt and HeaderSeq locate a chunk in its turn:
+	// the loop step, the provider attempt within that step (1-based) and the
+	// chunk's position within the attempt (1-based).
+	HeaderStep    = "Turn-Step"
+	HeaderAttempt = "Turn-Attempt"
+	HeaderSeq     = "Turn-Seq"
+	// HeaderRejectReason is set on a request copied to the dead-letter subject.
+	HeaderRejectReason = "Turn-Reject-Reason"
+)
+
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// ValidToken reports whether s can be used as a session, turn or tool token in
+// a subject: 1 to 128 characters of [A-Za-z0-9_-].
+func ValidToken(s string) bool { return tokenRE.MatchString(s) }
+
+// Subjects builds the subject names of one deployment. The zero value uses
+// DefaultPrefix.
+type Subjects struct {
+	// Prefix is the first token of every subject. Default "turn".
+	Prefix string
+}
+
+func (s Subjects) p() string {
+	if s.Prefix == "" {
+		return DefaultPrefix
+	}
+	return s.Prefix
+}
+
+// Submit is where clients publish a TurnRequest for session.
+func (s Subjects) Submit(session string) string { return s.p() + ".submit." + session }
+
+// Cancel is the core NATS subject that cancels session's running turn.
+func (s Subjects) Cancel(session string) string { return s.p() + ".cancel." + session }
+
+// Chunk carries the raw and normalized provider chunks of one turn.
+func (s Subjects) Chunk(session, turn string) string {
+	return s.p() + ".chunk." + session + "." + turn
+}
+
+// Message is session's log of finalized messages.
+func (s Subjects) Message(session string) string { return s.p() + ".message." + session }
+
+// Event carries session's audit SessionEvents.
+func (s Subjects) Event(session string) string { return s.p() + ".event." + session }
+
+// Tool is where calls of the named tool are dispatched.
+func (s Subjects) Tool(name string) string { return s.p() + ".tool." + name }
+
+// Result is where tool workers publish results for session's calls.
+func (s Subjects) Result(session string) string { return s.p() + ".result." + session }
+
+// Dead is where rejected requests of session are copied.
+func (s Subjects) Dead(session string) string { return s.p() + ".dead." + session }
+
+// All returns the wildcard subject of a kind ("submit", "chunk", ...),
+// matching every session (and turn, for chunks).
+func (s Subjects) All(kind string) string { return s.p() + "." + kind + ".>" }
+
+// SessionOf returns the session token of a submit, cancel, chunk, message,
+// event, result or dead subject, or "" if subj is not one of them.
+func (s Subjects) SessionOf(subj string) string {
+	rest, ok := strings.CutPrefix(subj, s.p()+".")
+	if !ok {
+		return ""
+	}
+	kind, rest, _ := strings.Cut(rest, ".")
+	switch kind {
+	case "submit", "cancel", "chunk", "message", "event", "result", "dead":
+		session, _, _ := strings.Cut(rest, ".")
+		return session
+	}
+	return ""
+}

@@ -1,0 +1,28 @@
+package wire
+
+import "time"
+
+// ToolCall is one call dispatched to the tool workers of Name, on
+// Subjects.Tool(Name), only after the assistant message that made it was
+// finalized and persisted.
+type ToolCall struct {
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id"`
+	Step      int    `json:"step"`
+	// CallID is the normalized call ID the result must carry back.
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	// Arguments is the exact JSON text the model produced.
+	Arguments string `json:"arguments"`
+	// Deadline is when the worker stops waiting for the result.
+	Deadline time.Time `json:"deadline"`
+}
+
+// ToolResult answers a ToolCall, published on Subjects.Result(SessionID).
+type ToolResult struct {
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id"`
+	CallID    string `json:"call_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}

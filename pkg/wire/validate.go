@@ -1,0 +1,171 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Limits bound the size of a TurnRequest. The zero value of a field means the
+// DefaultLimits value.
+type Limits struct {
+	// MaxInputMessages caps len(Input). Default 64.
+	MaxInputMessages int
+	// MaxContentBytes caps each input message and the system prompt. Default 256 KiB.
+	MaxContentBytes int
+	// MaxTools caps len(Tools). Default 128.
+	MaxTools int
+	// MaxToolSchemaBytes caps each tool's JSON-encoded parameter schema. Default 64 KiB.
+	MaxToolSchemaBytes int
+}
+
+// DefaultLimits are used for zero fields of Limits.
+var DefaultLimits = Limits{
+	MaxInputMessages:   64,
+	MaxContentBytes:    256 << 10,
+	MaxTools:           128,
+	MaxToolSchemaBytes: 64 << 10,
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxInputMessages <= 0 {
+		l.MaxInputMessages = DefaultLimits.MaxInputMessages
+	}
+	if l.MaxContentBytes <= 0 {
+		l.MaxContentBytes = DefaultLimits.MaxContentBytes
+	}
+	if l.MaxTools <= 0 {
+		l.MaxTools = DefaultLimits.MaxTools
+	}
+	if l.MaxToolSchemaBytes <= 0 {
+		l.MaxToolSchemaBytes = DefaultLimits.MaxToolSchemaBytes
+	}
+	return l
+}
+
+// ValidToolName reports whether name can be a tool: a subject token of at
+// most 64 characters (the limit OpenAI-compatible APIs put on function names).
+func ValidToolName(name string) bool { return len(name) <= 64 && ValidToken(name) }
+
+// Validate checks r as it arrived on the submit subject of subjectSession.
+// It returns a *ValidationError naming the first problem found.
+func (r *TurnRequest) Validate(subjectSession string, lim Limits) error {
+	lim = lim.withDefaults()
+	if !ValidToken(r.SessionID) {
+		return invalid(ReasonInvalidSessionID, "session_id", "must be 1-128 characters of [A-Za-z0-9_-]")
+	}
+	if r.SessionID != subjectSession {
+		return invalid(ReasonSessionMismatch, "session_id", "does not match the subject's session token")
+	}
+	if !ValidToken(r.TurnID) {
+		return invalid(ReasonInvalidTurnID, "turn_id", "must be 1-128 characters of [A-Za-z0-9_-]")
+	}
+	if len(r.Input) == 0 {
+		return invalid(ReasonMissingInput, "input", "at least one message is required")
+	}
+	if len(r.Input) > lim.MaxInputMessages {
+		return invalid(ReasonTooLarge, "input", "%d messages, at most %d allowed", len(r.Input), lim.MaxInputMessages)
+	}
+	hasUser := false
+	for i, m := range r.Input {
+		field := fmt.Sprintf("input[%d]", i)
+		switch m.Role {
+		case RoleUser:
+			hasUser = true
+		case RoleSystem:
+		default:
+			return invalid(ReasonInvalidRole, field+".role", "must be user or system")
+		}
+		if err := checkText(field+".content", m.Content, lim.MaxContentBytes); err != nil {
+			return err
+		}
+	}
+	if !hasUser {
+		return invalid(ReasonMissingInput, "input", "at least one user message is required")
+	}
+	if err := checkText("system", r.System, lim.MaxContentBytes); err != nil {
+		return err
+	}
+	if r.Route != "" && !ValidToken(r.Route) {
+		return invalid(ReasonUnknownRoute, "route", "must be 1-128 characters of [A-Za-z0-9_-]")
+	}
+	if len(r.Tools) > lim.MaxTools {
+		return invalid(ReasonTooLarge, "tools", "%d tools, at most %d allowed", len(r.Tools), lim.MaxTools)
+	}
+	seen := make(map[string]bool, len(r.Tools))
+	for i, t := range r.Tools {
+		field := fmt.Sprintf("tools[%d]", i)
+		if !ValidToolName(t.Name) {
+			return invalid(ReasonInvalidTool, field+".name", "must be 1-64 characters of [A-Za-z0-9_-]")
+		}
+		if seen[t.Name] {
+			return invalid(ReasonInvalidTool, field+".name", "duplicate tool %q", t.Name)
+		}
+		seen[t.Name] = true
+		if err := checkText(field+".description", t.Description, lim.MaxContentBytes); err != nil {
+			return err
+		}
+		if t.Parameters != nil {
+			b, err := json.Marshal(t.Parameters)
+			if err != nil {
+				return invalid(ReasonInvalidTool, field+".parameters", "not representable as JSON: %v", err)
+			}
+			if len(b) > lim.MaxToolSchemaBytes {
+				return invalid(ReasonTooLarge, field+".parameters", "%d bytes, at most %d allowed", len(b), lim.MaxToolSchemaBytes)
+			}
+			if typ, ok := t.Parameters["type"]; ok && typ != "object" {
+				return invalid(ReasonInvalidTool, field+".parameters", `schema "type" must be "object"`)
+			}
+		}
+	}
+	if b := r.Budgets; b != nil {
+		if b.MaxIterations < 0 || b.MaxToolCalls < 0 || b.MaxRepeatedToolFailures < 0 || b.WallClockMS < 0 {
+			return invalid(ReasonInvalidBudgets, "budgets", "budgets cannot be negative")
+		}
+	}
+	return nil
+}
+
+// Validate checks a tool result published by a tool worker.
+func (r *ToolResult) Validate() error {
+	if !ValidToken(r.SessionID) {
+		return invalid(ReasonInvalidToolResult, "session_id", "must be a subject token")
+	}
+	if !ValidToken(r.TurnID) {
+		return invalid(ReasonInvalidToolResult, "turn_id", "must be a subject token")
+	}
+	if r.CallID == "" || len(r.CallID) > 128 {
+		return invalid(ReasonInvalidToolResult, "call_id", "must be 1-128 characters")
+	}
+	return nil
+}
+
+// Validate checks a tool call received by a tool worker.
+func (c *ToolCall) Validate() error {
+	if !ValidToken(c.SessionID) {
+		return invalid(ReasonInvalidToolRequest, "session_id", "must be a subject token")
+	}
+	if !ValidToken(c.TurnID) {
+		return invalid(ReasonInvalidToolRequest, "turn_id", "must be a subject token")
+	}
+	if c.CallID == "" || len(c.CallID) > 128 {
+		return invalid(ReasonInvalidToolRequest, "call_id", "must be 1-128 characters")
+	}
+	if !ValidToolName(c.Name) {
+		return invalid(ReasonInvalidToolRequest, "name", "must be 1-64 characters of [A-Za-z0-9_-]")
+	}
+	if !json.Valid([]byte(c.Arguments)) {
+		return invalid(ReasonInvalidToolRequest, "arguments", "not valid JSON")
+	}
+	return nil
+}
+
+func checkText(field, s string, max int) error {
+	if len(s) > max {
+		return invalid(ReasonTooLarge, field, "%d bytes, at most %d allowed", len(s), max)
+	}
+	if !utf8.ValidString(s) {
+		return invalid(ReasonMalformed, field, "not valid UTF-8")
+	}
+	return nil
+}
