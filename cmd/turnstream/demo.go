@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -21,7 +20,7 @@ const (
 	demoSystem    = "You are a helpful assistant. Use the offered tools when they help."
 )
 
-func runDemo(ctx context.Context, args []string) error {
+func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("demo", "[flags] [prompt]", "warn")
 	latency := f.Duration("latency", 15*time.Millisecond, "mock provider delay per streamed chunk")
 	events := f.Bool("events", false, "also print every audit event of the turn")
@@ -41,8 +40,8 @@ func runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	fmt.Printf("turnstream demo: embedded NATS at %s, mock provider at %s\n", st.NATSURL, st.MockURL)
-	fmt.Printf("> %s\n\n", prompt)
+	fmt.Fprintf(out, "turnstream demo: embedded NATS at %s, mock provider at %s\n", st.NATSURL, st.MockURL)
+	fmt.Fprintf(out, "> %s\n\n", prompt)
 
 	c, err := client.New(st.Conn)
 	if err != nil {
@@ -58,7 +57,7 @@ func runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer t.Close()
-	p := console.NewTurnPrinter(os.Stdout)
+	p := console.NewTurnPrinter(out)
 	p.Verbose = *events
 	return follow(ctx, t, p)
 }

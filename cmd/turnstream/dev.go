@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/stack"
 )
 
-func runDev(ctx context.Context, args []string) error {
+func runDev(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("dev", "[--config F] [--listen 127.0.0.1:4222]", "info")
 	cfgPath := f.String("config", "", "worker config file (default: the embedded mock provider)")
 	listen := f.String("listen", "127.0.0.1:4222", "NATS client address of the embedded server")
@@ -37,7 +38,7 @@ func runDev(ctx context.Context, args []string) error {
 	if st.MockURL != "" {
 		provider = "mock at " + st.MockURL
 	}
-	fmt.Printf(`turnstream dev: NATS with JetStream at %s
+	fmt.Fprintf(out, `turnstream dev: NATS with JetStream at %s
   provider: %s
   worker and demo tools (get_time, calculate) running
 
@@ -49,6 +50,6 @@ Try, from another terminal:
 Ctrl-C stops.
 `, st.NATSURL, provider, st.NATSURL, st.NATSURL, st.NATSURL)
 	<-ctx.Done()
-	fmt.Println("\nstopping")
+	fmt.Fprintln(out, "\nstopping")
 	return st.Err()
 }

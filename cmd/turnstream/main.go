@@ -21,7 +21,7 @@ import (
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string) error
+	run     func(ctx context.Context, args []string, out io.Writer) error
 }
 
 var commands = []command{
@@ -54,7 +54,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:])
+			return c.run(ctx, args[1:], stdout)
 		}
 	}
 	usage(os.Stderr)

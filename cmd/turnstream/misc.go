@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 func getenv(k string) string { return os.Getenv(k) }
 
-func runTools(ctx context.Context, args []string) error {
+func runTools(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("tools", "[--nats-url URL]", "info")
 	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
@@ -43,7 +44,7 @@ func runTools(ctx context.Context, args []string) error {
 	return toolworker.Serve(ctx, js, demotools.Handlers(), toolworker.WithLogger(log), toolworker.WithPrefix(*prefix))
 }
 
-func runStreams(ctx context.Context, args []string) error {
+func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("streams", "[--config F] [--nats-url URL]", "info")
 	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
 	cfgPath := f.String("config", "", "worker config (for prefix, replicas, ack wait)")
@@ -76,13 +77,13 @@ func runStreams(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, s := range topo.Streams() {
-		fmt.Printf("stream %-14s %s\n", s.Name, s.Subjects[0])
+		fmt.Fprintf(out, "stream %-14s %s\n", s.Name, s.Subjects[0])
 	}
-	fmt.Printf("consumer %s on %s\n", bus.WorkerConsumer, wire.StreamSubmit)
+	fmt.Fprintf(out, "consumer %s on %s\n", bus.WorkerConsumer, wire.StreamSubmit)
 	return nil
 }
 
-func runMockLLM(ctx context.Context, args []string) error {
+func runMockLLM(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("mockllm", "[--addr 127.0.0.1:8080]", "info")
 	addr := f.String("addr", "127.0.0.1:8080", "listen address")
 	latency := f.Duration("latency", 15*time.Millisecond, "delay per streamed chunk")
@@ -91,6 +92,6 @@ func runMockLLM(ctx context.Context, args []string) error {
 	}
 	srv := mockllm.New(mockllm.Default(mockllm.DefaultOptions{Latency: *latency}))
 	return srv.ListenAndServe(ctx, *addr, func(base string) {
-		fmt.Printf("mock provider at %s (POST %s/chat/completions); Ctrl-C stops\n", base, base)
+		fmt.Fprintf(out, "mock provider at %s (POST %s/chat/completions); Ctrl-C stops\n", base, base)
 	})
 }

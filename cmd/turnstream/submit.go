@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-func runSubmit(ctx context.Context, args []string) error {
+func runSubmit(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("submit", "--session S [flags] prompt...", "warn")
 	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
@@ -73,7 +74,7 @@ func runSubmit(ctx context.Context, args []string) error {
 	}
 	defer t.Close()
 	fmt.Fprintf(os.Stderr, "turn %s of session %s submitted\n", t.ID(), t.Session())
-	p := console.NewTurnPrinter(os.Stdout)
+	p := console.NewTurnPrinter(out)
 	p.Verbose = *events
 	return follow(ctx, t, p)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/nats-io/nats.go"
@@ -14,7 +15,7 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-func runTap(ctx context.Context, args []string) error {
+func runTap(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("tap", "[--session S] [--all] [--json]", "warn")
 	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
@@ -59,7 +60,7 @@ func runTap(ctx context.Context, args []string) error {
 	}
 	defer it.Stop()
 	fmt.Fprintf(os.Stderr, "tapping %s (Ctrl-C stops)\n", filter)
-	enc := json.NewEncoder(os.Stdout)
+	enc := json.NewEncoder(out)
 	for {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -79,6 +80,6 @@ func runTap(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		fmt.Printf("%s %-12s %s\n", ev.Time.Format("15:04:05.000"), ev.SessionID, console.EventLine(&ev))
+		fmt.Fprintf(out, "%s %-12s %s\n", ev.Time.Format("15:04:05.000"), ev.SessionID, console.EventLine(&ev))
 	}
 }

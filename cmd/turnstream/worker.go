@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/nats-io/nats.go"
@@ -11,7 +12,7 @@ import (
 	"github.com/turnstream/turnstream/internal/worker"
 )
 
-func runWorker(ctx context.Context, args []string) error {
+func runWorker(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("worker", "--config F [--nats-url URL]", "info")
 	cfgPath := f.String("config", "", "worker config file (required)")
 	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else config nats.url, else nats://127.0.0.1:4222)")

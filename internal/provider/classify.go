@@ -37,9 +37,13 @@ func ClassifyInBand(code, typ, message string) Class {
 	switch {
 	case strings.Contains(text, "insufficient_quota") || strings.Contains(text, "quota") || strings.Contains(text, "credit"):
 		return ClassQuota
+	case strings.Contains(text, "request too large") || strings.Contains(text, "request_too_large"):
+		// Before rate limits: OpenAI sends "Request too large" under the
+		// rate_limit_exceeded code, and it is not retryable.
+		return ClassTooLarge
 	case strings.Contains(text, "rate_limit") || strings.Contains(text, "rate limit") || strings.Contains(text, "429") || strings.Contains(text, "too many requests"):
 		return ClassRateLimit
-	case strings.Contains(text, "request too large") || strings.Contains(text, "context_length") || strings.Contains(text, "invalid_request"):
+	case strings.Contains(text, "context_length") || strings.Contains(text, "invalid_request"):
 		return ClassInvalidRequest
 	case strings.Contains(text, "unauthorized") || strings.Contains(text, "authentication") || strings.Contains(text, "401"):
 		return ClassAuth

@@ -55,8 +55,9 @@ func New(nc *nats.Conn, opts ...Option) (*Client, error) {
 // the request is validated by the worker, which rejects it with a
 // turn.rejected event.
 //
-// The request is published with Nats-Msg-Id set to the turn id, so a
-// retried Submit of the same turn is stored once. Such a duplicate follows
+// The request is published with Nats-Msg-Id "<session>/<turn>" (JetStream
+// deduplicates across the whole stream, and turn ids are only unique within
+// a session), so a retried Submit of the same turn is stored once. Such a duplicate follows
 // the turn from the start of the session, as Follow does, since its records
 // may already have been written.
 func (c *Client) Submit(ctx context.Context, req wire.TurnRequest) (*Turn, error) {
@@ -86,7 +87,7 @@ func (c *Client) Submit(ctx context.Context, req wire.TurnRequest) (*Turn, error
 		Data:    data,
 		Header:  nats.Header{wire.HeaderContentType: {c.codec.ContentType()}},
 	}
-	ack, err := c.js.PublishMsg(ctx, m, jetstream.WithMsgID(req.TurnID))
+	ack, err := c.js.PublishMsg(ctx, m, jetstream.WithMsgID(MsgID(req.SessionID, req.TurnID)))
 	if err != nil {
 		return nil, fmt.Errorf("client: submit %s/%s: %w", req.SessionID, req.TurnID, err)
 	}
@@ -181,3 +182,6 @@ func (c *Client) streams(ctx context.Context) (streamSet, error) {
 func invalidToken(reason, field string) error {
 	return &wire.ValidationError{Reason: reason, Field: field, Detail: "must be 1-128 characters of [A-Za-z0-9_-]"}
 }
+
+// MsgID is the Nats-Msg-Id a turn request is submitted with.
+func MsgID(session, turn string) string { return session + "/" + turn }

@@ -130,8 +130,8 @@ func TestSubmitPublishesRequest(t *testing.T) {
 			if err != nil {
 				t.Fatalf("GetLastMsgForSubject(%s) = %v; want the request", subject, err)
 			}
-			if got := m.Header.Get(jetstream.MsgIDHeader); got != tr.ID() {
-				t.Errorf("request %s = %q; want %q", jetstream.MsgIDHeader, got, tr.ID())
+			if got, want := m.Header.Get(jetstream.MsgIDHeader), client.MsgID(tr.Session(), tr.ID()); got != want {
+				t.Errorf("request %s = %q; want %q", jetstream.MsgIDHeader, got, want)
 			}
 			if got := m.Header.Get(wire.HeaderContentType); got != cc.codec.ContentType() {
 				t.Errorf("request %s = %q; want %q", wire.HeaderContentType, got, cc.codec.ContentType())
