@@ -87,7 +87,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := parseRequest(r, body)
 	if err != nil {
-		writeError(w, Error(http.StatusBadRequest, "invalid_request_error", "mockllm: body is not a chat completions request", nil))
+		e := Error(http.StatusBadRequest, "invalid_request_error", "mockllm: body is not a chat completions request", nil)
+		writeError(w, e.Status, e)
 		return
 	}
 	s.mu.Lock()
@@ -96,12 +97,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.write(r.Context(), w, s.script.Respond(req))
 }
 
-func writeError(w http.ResponseWriter, resp *Response) {
+// writeError writes resp's body with status. It never writes to resp: a
+// script may return the same response to concurrent requests.
+func writeError(w http.ResponseWriter, status int, resp *Response) {
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(resp.Status)
+	w.WriteHeader(status)
 	io.WriteString(w, resp.Body) //nolint:errcheck // the client may be gone
 }
 
@@ -114,8 +117,7 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Respons
 		status = http.StatusOK
 	}
 	if status != http.StatusOK || resp.NotStream {
-		resp.Status = status
-		writeError(w, resp)
+		writeError(w, status, resp)
 		return
 	}
 	for k, v := range resp.Header {

@@ -3,6 +3,7 @@ package mockllm
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // Stream builds the frames of a Chat Completions stream in OpenAI's shape.
@@ -92,7 +93,8 @@ type Call struct {
 
 // ToolCalls streams calls in parallel: each call's first fragment carries
 // index, id and name, then the arguments are split into pieces of at most
-// split bytes (anywhere, even inside a key or an escape) and the calls'
+// split bytes (anywhere, even inside a key or an escape, but never inside a
+// UTF-8 sequence: a character longer than split is one piece) and the calls'
 // fragments interleave.
 func (s *Stream) ToolCalls(split int, calls ...Call) *Stream {
 	if split <= 0 {
@@ -106,6 +108,14 @@ func (s *Stream) ToolCalls(split int, calls ...Call) *Stream {
 		}}}, nil, nil)
 		for a := c.Arguments; a != ""; {
 			n := min(split, len(a))
+			// Never cut inside a UTF-8 sequence: JSON-encoding the piece
+			// would turn the halves into U+FFFD.
+			for n > 0 && n < len(a) && !utf8.RuneStart(a[n]) {
+				n--
+			}
+			if n == 0 {
+				_, n = utf8.DecodeRuneInString(a)
+			}
 			pieces[i] = append(pieces[i], a[:n])
 			a = a[n:]
 		}

@@ -12,7 +12,7 @@ const (
 // chunks. Content that does not start with <think> (after whitespace) passes
 // through untouched, so a literal tag later in an answer stays text.
 type thinkSplitter struct {
-	state   uint8 // 0 undecided, 1 inside think, 2 plain text
+	state   uint8 // 0 undecided, 1 inside think, 2 plain text, 3 dropping newlines after </think>
 	pending string
 }
 
@@ -42,10 +42,11 @@ func (s *thinkSplitter) feed(in string, text, reasoning func(string)) {
 		case 1:
 			if i := strings.Index(buf, closeThink); i >= 0 {
 				reasoning(buf[:i])
-				s.state = 2
-				rest := strings.TrimLeft(buf[i+len(closeThink):], "\r\n")
-				text(rest)
-				return
+				// The newlines after </think> are dropped even when they
+				// arrive in later chunks.
+				s.state = 3
+				buf = buf[i+len(closeThink):]
+				continue
 			}
 			// keep a suffix that could start </think>
 			keep := 0
@@ -61,6 +62,10 @@ func (s *thinkSplitter) feed(in string, text, reasoning func(string)) {
 		case 2:
 			text(buf)
 			return
+		case 3:
+			if buf = strings.TrimLeft(buf, "\r\n"); buf != "" {
+				s.state = 2
+			}
 		}
 	}
 }

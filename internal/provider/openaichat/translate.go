@@ -290,6 +290,11 @@ func (t *Translator) usage(raw json.RawMessage) {
 	w := wire.Usage{InputTokens: u.PromptTokens - cached, CachedInputTokens: cached, OutputTokens: u.CompletionTokens}
 	if u.CompletionTokensDetails != nil {
 		w.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+		if w.ReasoningTokens > w.OutputTokens {
+			// completion_tokens that exclude reasoning (xAI): OutputTokens
+			// must include the reasoning it reports as a part.
+			w.OutputTokens += w.ReasoningTokens
+		}
 	}
 	t.Asm.Usage(w)
 }

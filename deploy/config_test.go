@@ -1,0 +1,105 @@
+package deploy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/turnstream/turnstream/internal/config"
+)
+
+// TestServerConfig loads nats-server.conf as the server does and checks the
+// settings the deployment relies on.
+func TestServerConfig(t *testing.T) {
+	setPasswords(t)
+	opts := loadConfig(t, serverConf)
+
+	if !opts.JetStream {
+		t.Error("JetStream is not enabled")
+	}
+	if opts.SystemAccount != "SYS" {
+		t.Errorf("system account = %q; want SYS", opts.SystemAccount)
+	}
+	if opts.MaxPayload != 1<<20 {
+		t.Errorf("max_payload = %d; want 1 MiB", opts.MaxPayload)
+	}
+	if opts.LameDuckDuration != 30*time.Second {
+		t.Errorf("lame_duck_duration = %s; want 30s", opts.LameDuckDuration)
+	}
+	users := map[string]string{}
+	for _, u := range opts.Users {
+		if u.Account == nil {
+			t.Errorf("user %s has no account", u.Username)
+			continue
+		}
+		users[u.Username] = u.Account.Name
+		if u.Password == "" {
+			t.Errorf("user %s has no password", u.Username)
+		}
+	}
+	for _, r := range roles {
+		want := "TURNSTREAM"
+		if r.user == "sys" {
+			want = "SYS"
+		}
+		if users[r.user] != want {
+			t.Errorf("user %s is in account %q; want %q", r.user, users[r.user], want)
+		}
+	}
+	if len(users) != len(roles) {
+		t.Errorf("users = %v; want exactly %d", users, len(roles))
+	}
+	for _, u := range opts.Users {
+		if u.Username != "sys" && u.Permissions == nil {
+			t.Errorf("user %s has no permissions: it could publish anything", u.Username)
+		}
+		if u.Password != password(u.Username) {
+			t.Errorf("user %s: password is not the one from its environment variable", u.Username)
+		}
+	}
+}
+
+// TestServerConfigNeedsPasswords checks that a missing password variable
+// stops the server from loading its configuration instead of leaving a user
+// without a password.
+func TestServerConfigNeedsPasswords(t *testing.T) {
+	for _, missing := range roles {
+		t.Run(missing.user, func(t *testing.T) {
+			for _, r := range roles {
+				if r != missing {
+					t.Setenv(r.env, password(r.user))
+				}
+			}
+			t.Setenv(missing.env, "")
+			// t.Setenv restores the variable afterwards; an empty value still
+			// counts as set, so unset it for the parse.
+			unsetenv(t, missing.env)
+			if _, err := loadConfigErr(serverConf); err == nil {
+				t.Errorf("ProcessConfigFile() without %s = nil error; want an error", missing.env)
+			}
+		})
+	}
+}
+
+// TestWorkerConfig loads the example worker config as `turnstream worker`
+// does.
+func TestWorkerConfig(t *testing.T) {
+	cfg, err := config.Load("worker.yaml")
+	if err != nil {
+		t.Fatalf("config.Load(worker.yaml) = %v", err)
+	}
+	if cfg.NATS.Replicas != 3 {
+		t.Errorf("nats.replicas = %d; want 3 (the 3-node cluster)", cfg.NATS.Replicas)
+	}
+	if cfg.NATS.URL != "" {
+		t.Errorf("nats.url = %q; want none: the URL carries the worker's password and comes from NATS_URL", cfg.NATS.URL)
+	}
+	route, ok := cfg.Route("")
+	if !ok || len(route.Targets) < 2 {
+		t.Errorf("default route = %+v; want a primary and a fallback", route)
+	}
+	for _, p := range cfg.Providers {
+		if p.APIKeyEnv == "" && p.APIKeyFile == "" {
+			t.Errorf("provider %s names no key source", p.Name)
+		}
+	}
+}

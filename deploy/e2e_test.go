@@ -1,0 +1,159 @@
+package deploy
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/demotools"
+	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/worker"
+	"github.com/turnstream/turnstream/pkg/client"
+	"github.com/turnstream/turnstream/pkg/toolworker"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// TestTurnWithRoles runs a whole turn with tools on a server started from
+// nats-server.conf, each component connected as the user of its role: a
+// worker (worker), the demo tool worker (toolworker), a client submitting
+// and following the turn (client) and an audit tap (auditor). None of them
+// may hit a permissions violation.
+func TestTurnWithRoles(t *testing.T) {
+	setPasswords(t)
+	srv := startServer(t, loadConfig(t, serverConf))
+	url := srv.ClientURL()
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+
+	mock := httptest.NewServer(mockllm.New(mockllm.Default(mockllm.DefaultOptions{})))
+	t.Cleanup(mock.Close)
+	cfg := config.Mock(mock.URL + "/v1")
+	cfg.Worker.DrainTimeout = config.Duration(5 * time.Second)
+
+	runCtx, stop := context.WithCancel(context.WithoutCancel(t.Context()))
+	var done []chan error
+	run := func(fn func(context.Context) error) {
+		ch := make(chan error, 1)
+		done = append(done, ch)
+		go func() { ch <- fn(runCtx) }()
+	}
+	// Deferred, not a Cleanup: the components stop before their
+	// connections close.
+	defer func() {
+		stop()
+		for _, ch := range done {
+			select {
+			case err := <-ch:
+				if err != nil {
+					t.Errorf("component stopped with %v", err)
+				}
+			case <-time.After(wait):
+				t.Error("a component did not stop")
+			}
+		}
+	}()
+
+	wc := connect(t, url, "worker")
+	w, err := worker.New(ctxFor(t), worker.Options{Conn: wc.Conn, Config: cfg, Log: log, HTTPClient: &http.Client{}})
+	if err != nil {
+		t.Fatalf("worker.New() = %v", err)
+	}
+	run(w.Run)
+
+	tc := connect(t, url, "toolworker")
+	tjs, err := jetstream.New(tc.Conn)
+	if err != nil {
+		t.Fatalf("jetstream.New() = %v", err)
+	}
+	run(func(ctx context.Context) error {
+		return toolworker.Serve(ctx, tjs, demotools.Handlers(), toolworker.WithLogger(log))
+	})
+
+	// The auditor taps the session's events from the start.
+	ac := connect(t, url, "auditor")
+	ajs, err := jetstream.New(ac.Conn)
+	if err != nil {
+		t.Fatalf("jetstream.New() = %v", err)
+	}
+	events, err := ajs.Stream(ctxFor(t), wire.StreamEvents)
+	if err != nil {
+		t.Fatalf("auditor: stream info: %v", err)
+	}
+	tapCons, err := events.OrderedConsumer(ctxFor(t), jetstream.OrderedConsumerConfig{FilterSubjects: []string{"turn.event.roles"}})
+	if err != nil {
+		t.Fatalf("auditor: tap: %v", err)
+	}
+	tap, err := tapCons.Messages()
+	if err != nil {
+		t.Fatalf("auditor: tap: %v", err)
+	}
+	defer tap.Stop()
+
+	cc := connect(t, url, "client")
+	cl, err := client.New(cc.Conn)
+	if err != nil {
+		t.Fatalf("client.New() = %v", err)
+	}
+	ctx := ctxFor(t)
+	turn, err := cl.Submit(ctx, wire.TurnRequest{
+		SessionID: "roles", TurnID: "t1",
+		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "What time is it, and what is 17 * 23?"}},
+		Tools: demotools.Tools(),
+	})
+	if err != nil {
+		t.Fatalf("client: Submit() = %v", err)
+	}
+	res, err := turn.Wait(ctx)
+	if err != nil {
+		t.Fatalf("client: Wait() = %v", err)
+	}
+	if res.Terminal.Type != wire.EventTurnCompleted {
+		t.Fatalf("terminal = %s %v; want %s", res.Terminal.Type, res.Terminal.Payload, wire.EventTurnCompleted)
+	}
+	if res.Chunks == 0 {
+		t.Error("client received no chunks")
+	}
+	var results []string
+	for _, m := range res.Messages {
+		if m.Role == wire.RoleTool {
+			results = append(results, m.Content)
+		}
+	}
+	if !slices.Contains(results, "391") || len(results) != 2 {
+		t.Errorf("tool results = %q; want get_time's and calculate's 391", results)
+	}
+	if !strings.Contains(res.Text, "391") {
+		t.Errorf("final answer %q does not report the calculation", res.Text)
+	}
+
+	// The auditor sees the same turn end.
+	var types []string
+	for {
+		m, err := tap.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			t.Fatalf("auditor: tap: %v; events so far %v", err, types)
+		}
+		var ev wire.SessionEvent
+		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &ev); err != nil {
+			t.Fatalf("auditor: decode event: %v", err)
+		}
+		types = append(types, ev.Type)
+		if ev.Terminal() {
+			break
+		}
+	}
+	if types[len(types)-1] != wire.EventTurnCompleted || !slices.Contains(types, wire.EventToolDispatched) {
+		t.Errorf("auditor saw %v; want tool dispatches and turn.completed last", types)
+	}
+
+	for _, c := range []*conn{wc, tc, ac, cc} {
+		c.expectNoErrors(t)
+	}
+}

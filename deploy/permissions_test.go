@@ -1,0 +1,271 @@
+package deploy
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/pkg/client"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// TestPermissions starts a server from nats-server.conf and exercises each
+// role against it: what a role needs works, and what it must not do is
+// refused by the server (a permissions violation) and has no effect.
+func TestPermissions(t *testing.T) {
+	setPasswords(t)
+	srv := startServer(t, loadConfig(t, serverConf))
+	url := srv.ClientURL()
+
+	// The worker creates the topology, as every worker does at start.
+	worker := connect(t, url, "worker")
+	wjs, err := jetstream.New(worker.Conn)
+	if err != nil {
+		t.Fatalf("jetstream.New() = %v", err)
+	}
+	topo := bus.Topology{}
+	if err := topo.Ensure(ctxFor(t), wjs); err != nil {
+		t.Fatalf("worker: Topology.Ensure() = %v", err)
+	}
+
+	t.Run("worker", func(t *testing.T) {
+		ctx := ctxFor(t)
+		for _, cfg := range topo.Streams() {
+			if _, err := wjs.Stream(ctx, cfg.Name); err != nil {
+				t.Errorf("worker: stream %s: %v", cfg.Name, err)
+			}
+		}
+		// Ensure again: the update path of a running deployment.
+		if err := topo.Ensure(ctx, wjs); err != nil {
+			t.Errorf("worker: second Topology.Ensure() = %v", err)
+		}
+		// Publish on every subject kind of the topology, stored and acked.
+		for _, subject := range []string{
+			"turn.submit.perm", "turn.chunk.perm.t1", "turn.message.perm", "turn.event.perm",
+			"turn.tool.get_time", "turn.result.perm", "turn.dead.perm",
+		} {
+			if _, err := wjs.Publish(ctx, subject, []byte(`{}`)); err != nil {
+				t.Errorf("worker: publish %s: %v", subject, err)
+			}
+		}
+		if err := worker.Publish("turn.cancel.perm", []byte(`{}`)); err != nil {
+			t.Errorf("worker: publish turn.cancel.perm: %v", err)
+		}
+		if _, err := topo.EnsureToolConsumer(ctx, wjs, "anything"); err != nil {
+			t.Errorf("worker: tool consumer: %v", err)
+		}
+		worker.expectNoErrors(t)
+
+		// Deleting or purging streams is an operator's task.
+		if err := wjs.DeleteStream(shortCtx(t), wire.StreamMessages); err == nil {
+			t.Error("worker: DeleteStream(TURN_MESSAGES) = nil error; want refused")
+		}
+		worker.expectViolation(t, "Publish", "$JS.API.STREAM.DELETE.TURN_MESSAGES")
+	})
+
+	t.Run("client", func(t *testing.T) {
+		c := connect(t, url, "client")
+		ctx := ctxFor(t)
+		cl, err := client.New(c.Conn)
+		if err != nil {
+			t.Fatalf("client.New() = %v", err)
+		}
+		// Submit: a JetStream publish to TURN_SUBMIT, then three ordered
+		// consumers following the turn.
+		turn, err := cl.Submit(ctx, wire.TurnRequest{
+			SessionID: "perm-client", TurnID: "t1",
+			Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hi"}},
+		})
+		if err != nil {
+			t.Fatalf("client: Submit() = %v", err)
+		}
+		turn.Close()
+		if err := cl.Cancel(ctx, "perm-client", "t1"); err != nil {
+			t.Errorf("client: Cancel() = %v", err)
+		}
+
+		// Read the event, message and chunk the worker wrote, through
+		// ordered consumers and direct gets.
+		cjs, err := jetstream.New(c.Conn)
+		if err != nil {
+			t.Fatalf("jetstream.New() = %v", err)
+		}
+		for _, r := range []struct{ stream, subject string }{
+			{wire.StreamEvents, "turn.event.perm"},
+			{wire.StreamMessages, "turn.message.perm"},
+			{wire.StreamChunks, "turn.chunk.perm.t1"},
+		} {
+			readOne(t, cjs, r.stream, r.subject)
+		}
+		c.expectNoErrors(t)
+
+		// Writing a session log is the workers' alone.
+		if _, err := cjs.Publish(shortCtx(t), "turn.message.x", []byte(`{"role":"assistant"}`)); err == nil {
+			t.Error("client: publish turn.message.x = nil error; want refused")
+		}
+		c.expectViolation(t, "Publish", "turn.message.x")
+		expectNoRecord(t, wjs, wire.StreamMessages, "turn.message.x")
+
+		for _, subject := range []string{"turn.chunk.x.t1", "turn.event.x", "turn.tool.get_time", "turn.result.x", "turn.dead.x"} {
+			if err := c.Publish(subject, []byte(`{}`)); err != nil {
+				t.Fatalf("client: publish %s: %v", subject, err)
+			}
+			c.expectViolation(t, "Publish", subject)
+		}
+
+		// No consumer on the work queue of turn requests: reading them is
+		// the workers' job.
+		_, err = cjs.CreateConsumer(shortCtx(t), wire.StreamSubmit, jetstream.ConsumerConfig{
+			Name: "thief", FilterSubject: "turn.submit.>", AckPolicy: jetstream.AckExplicitPolicy,
+		})
+		if err == nil {
+			t.Error("client: CreateConsumer(TURN_SUBMIT) = nil error; want refused")
+		}
+		c.expectViolation(t, "Publish", "$JS.API.CONSUMER.CREATE.TURN_SUBMIT.thief.turn.submit.>")
+		if _, err := wjs.Consumer(ctxFor(t), wire.StreamSubmit, "thief"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			t.Errorf("consumer thief on TURN_SUBMIT: %v; want ErrConsumerNotFound", err)
+		}
+
+		// No stream management.
+		if _, err := cjs.CreateStream(shortCtx(t), jetstream.StreamConfig{Name: "EVIL", Subjects: []string{"evil.>"}}); err == nil {
+			t.Error("client: CreateStream(EVIL) = nil error; want refused")
+		}
+		c.expectViolation(t, "Publish", "$JS.API.STREAM.CREATE.EVIL")
+
+		// Tool calls are not the client's to read.
+		if _, err := c.SubscribeSync("turn.tool.>"); err != nil {
+			t.Fatalf("client: subscribe: %v", err)
+		}
+		c.expectViolation(t, "Subscription", "turn.tool.>")
+	})
+
+	t.Run("toolworker", func(t *testing.T) {
+		tw := connect(t, url, "toolworker")
+		tjs, err := jetstream.New(tw.Conn)
+		if err != nil {
+			t.Fatalf("jetstream.New() = %v", err)
+		}
+		ctx := ctxFor(t)
+		if _, err := tjs.Stream(ctx, wire.StreamTools); err != nil {
+			t.Fatalf("toolworker: stream info TURN_TOOLS: %v", err)
+		}
+		cons, err := topo.EnsureToolConsumer(ctx, tjs, "get_time")
+		if err != nil {
+			t.Fatalf("toolworker: EnsureToolConsumer(get_time) = %v", err)
+		}
+		// The worker published one call on turn.tool.get_time above.
+		m, err := cons.Next(jetstream.FetchMaxWait(wait))
+		if err != nil {
+			t.Fatalf("toolworker: fetch a call: %v", err)
+		}
+		if _, err := tjs.Publish(ctx, "turn.result.perm", []byte(`{}`), jetstream.WithMsgID("result:perm")); err != nil {
+			t.Errorf("toolworker: publish result: %v", err)
+		}
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Errorf("toolworker: ack the call: %v", err)
+		}
+		tw.expectNoErrors(t)
+
+		if _, err := tjs.Publish(shortCtx(t), "turn.message.x", []byte(`{}`)); err == nil {
+			t.Error("toolworker: publish turn.message.x = nil error; want refused")
+		}
+		tw.expectViolation(t, "Publish", "turn.message.x")
+		expectNoRecord(t, wjs, wire.StreamMessages, "turn.message.x")
+
+		for _, subject := range []string{"turn.submit.x", "turn.tool.calculate", "turn.event.x", "turn.chunk.x.t1"} {
+			if err := tw.Publish(subject, []byte(`{}`)); err != nil {
+				t.Fatalf("toolworker: publish %s: %v", subject, err)
+			}
+			tw.expectViolation(t, "Publish", subject)
+		}
+		// Only the listed tools: a consumer for another one is refused.
+		if _, err := topo.EnsureToolConsumer(shortCtx(t), tjs, "other"); err == nil {
+			t.Error("toolworker: EnsureToolConsumer(other) = nil error; want refused")
+		}
+		tw.expectViolation(t, "Publish", "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-other.turn.tool.other")
+		if _, err := tw.SubscribeSync("turn.message.>"); err != nil {
+			t.Fatalf("toolworker: subscribe: %v", err)
+		}
+		tw.expectViolation(t, "Subscription", "turn.message.>")
+	})
+
+	t.Run("auditor", func(t *testing.T) {
+		a := connect(t, url, "auditor")
+		ajs, err := jetstream.New(a.Conn)
+		if err != nil {
+			t.Fatalf("jetstream.New() = %v", err)
+		}
+		readOne(t, ajs, wire.StreamEvents, "turn.event.perm")
+		live, err := a.SubscribeSync("turn.event.>")
+		if err != nil {
+			t.Fatalf("auditor: subscribe turn.event.>: %v", err)
+		}
+		a.expectNoErrors(t)
+		if _, err := wjs.Publish(ctxFor(t), "turn.event.live", []byte(`{}`)); err != nil {
+			t.Fatalf("worker: publish event: %v", err)
+		}
+		if _, err := live.NextMsg(wait); err != nil {
+			t.Errorf("auditor: live event: %v", err)
+		}
+
+		for _, subject := range []string{"turn.submit.x", "turn.cancel.x", "turn.message.x", "turn.event.x"} {
+			if err := a.Publish(subject, []byte(`{}`)); err != nil {
+				t.Fatalf("auditor: publish %s: %v", subject, err)
+			}
+			a.expectViolation(t, "Publish", subject)
+		}
+		if _, err := ajs.Stream(shortCtx(t), wire.StreamMessages); err == nil {
+			t.Error("auditor: stream info TURN_MESSAGES = nil error; want refused")
+		}
+		a.expectViolation(t, "Publish", "$JS.API.STREAM.INFO.TURN_MESSAGES")
+		if _, err := a.SubscribeSync("turn.message.>"); err != nil {
+			t.Fatalf("auditor: subscribe: %v", err)
+		}
+		a.expectViolation(t, "Subscription", "turn.message.>")
+	})
+}
+
+// readOne reads the first record of subject from stream, with an ordered
+// consumer iterated as pkg/client and `turnstream tap` do, and with a direct
+// get of the last record.
+func readOne(t *testing.T, js jetstream.JetStream, stream, subject string) {
+	t.Helper()
+	ctx := ctxFor(t)
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatalf("stream info %s: %v", stream, err)
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		t.Fatalf("ordered consumer on %s: %v", subject, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		t.Fatalf("ordered consumer on %s: %v", subject, err)
+	}
+	defer it.Stop()
+	m, err := it.Next(jetstream.NextContext(ctx))
+	if err != nil {
+		t.Fatalf("read %s: %v", subject, err)
+	}
+	if m.Subject() != subject {
+		t.Errorf("read %s: got a record of %s", subject, m.Subject())
+	}
+	if _, err := s.GetLastMsgForSubject(ctx, subject); err != nil {
+		t.Errorf("direct get of the last record of %s: %v", subject, err)
+	}
+}
+
+// expectNoRecord fails if stream holds a record on subject.
+func expectNoRecord(t *testing.T, js jetstream.JetStream, stream, subject string) {
+	t.Helper()
+	s, err := js.Stream(ctxFor(t), stream)
+	if err != nil {
+		t.Fatalf("stream info %s: %v", stream, err)
+	}
+	if _, err := s.GetLastMsgForSubject(ctxFor(t), subject); !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Errorf("last record of %s in %s: %v; want ErrMsgNotFound (nothing stored)", subject, stream, err)
+	}
+}
