@@ -114,15 +114,13 @@ func (a *Assembler) ToolCall(index int, id, name string) {
 	if b.ID == "" && id != "" {
 		b.ID = id
 	}
-	started := false
-	if b.Name == "" && name != "" {
-		b.Name = name
-		started = true
-	}
-	if !existed || started {
+	if !existed {
 		d := a.toolDelta(index)
 		d.Start = true
-		d.Name = b.Name
+	}
+	if b.Name == "" && name != "" {
+		b.Name = name
+		a.toolDelta(index).Name = name
 	}
 }
 
@@ -180,8 +178,6 @@ func (a *Assembler) Finish(raw string) {
 		return
 	}
 	a.finishRaw = raw
-	a.frame.FinishReason = NormalizeFinish(raw)
-	a.frame.RawFinishReason = raw
 }
 
 // Usage records the provider's token counts. Providers report usage once,
@@ -192,17 +188,23 @@ func (a *Assembler) Usage(u wire.Usage) {
 		return
 	}
 	a.usage = &u
-	a.frame.Usage = &u
 }
 
 // Terminal records that the stream reached its terminal marker and closes
-// every block. Nothing changes the assembler after it.
+// every block. Nothing changes the assembler after it. The frame that
+// reaches it carries the final finish reason and usage, once: what the
+// provider reported along the way (a finish on every chunk, cumulative
+// usage) is settled only here.
 func (a *Assembler) Terminal() {
 	if a.terminal {
 		return
 	}
 	a.EndAll()
 	a.terminal = true
+	r := a.Response()
+	a.frame.FinishReason = r.FinishReason
+	a.frame.RawFinishReason = r.RawFinishReason
+	a.frame.Usage = r.Usage
 }
 
 // Reached reports whether Terminal was called.

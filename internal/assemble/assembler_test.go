@@ -356,12 +356,18 @@ func TestAssemblerTakeDelta(t *testing.T) {
 			&wire.Delta{ToolCalls: []wire.ToolCallDelta{{Index: 0, Start: true, Name: "f", End: true}}},
 		},
 		{"end of a text block is not a delta", []op{text(0, "x"), end(0)}, &wire.Delta{Text: "x"}},
+		{"finish waits for the terminal frame", []op{finish("MAX_TOKENS")}, nil},
+		{"usage waits for the terminal frame", []op{usage(3, 4)}, nil},
 		{
-			"finish normalized with raw",
-			[]op{finish("MAX_TOKENS")},
-			&wire.Delta{FinishReason: wire.FinishLength, RawFinishReason: "MAX_TOKENS"},
+			"terminal frame carries the final finish and usage once",
+			[]op{finish("MAX_TOKENS"), usage(1, 1), usage(3, 4), terminal()},
+			&wire.Delta{FinishReason: wire.FinishLength, RawFinishReason: "MAX_TOKENS", Usage: u},
 		},
-		{"usage", []op{usage(3, 4)}, &wire.Delta{Usage: u}},
+		{
+			"terminal frame carries the finish the message gets",
+			[]op{call(0, "a", "f"), args(0, "{}"), run0(), finish("stop"), terminal()},
+			&wire.Delta{FinishReason: wire.FinishToolCalls, RawFinishReason: "stop"},
+		},
 		{
 			"ignored operations leave no trace",
 			[]op{call(0, "a", "f"), run0(), text(0, "leak"), args(0, "late")},
@@ -396,11 +402,14 @@ func TestAssemblerTakeDeltaPerFrame(t *testing.T) {
 		{[]op{call(0, "c1", "f")}, &wire.Delta{ToolCalls: []wire.ToolCallDelta{{Index: 0, Start: true, Name: "f"}}}},
 		{[]op{call(0, "c1", "f"), args(0, `{"a":`)}, &wire.Delta{ToolCalls: []wire.ToolCallDelta{{Index: 0, Arguments: `{"a":`}}}},
 		{[]op{call(0, "", ""), args(0, `1}`), finish("tool_calls")}, &wire.Delta{
-			ToolCalls:    []wire.ToolCallDelta{{Index: 0, Arguments: `1}`}},
-			FinishReason: wire.FinishToolCalls, RawFinishReason: "tool_calls",
+			ToolCalls: []wire.ToolCallDelta{{Index: 0, Arguments: `1}`}},
 		}},
-		{[]op{usage(5, 6)}, &wire.Delta{Usage: &wire.Usage{InputTokens: 5, OutputTokens: 6}}},
-		{[]op{terminal()}, &wire.Delta{ToolCalls: []wire.ToolCallDelta{{Index: 0, End: true}}}},
+		{[]op{usage(5, 6)}, nil},
+		{[]op{terminal()}, &wire.Delta{
+			ToolCalls:    []wire.ToolCallDelta{{Index: 0, End: true}},
+			FinishReason: wire.FinishToolCalls, RawFinishReason: "tool_calls",
+			Usage:        &wire.Usage{InputTokens: 5, OutputTokens: 6},
+		}},
 		{[]op{text(1, "late"), finish("stop"), usage(1, 1)}, nil},
 	}
 	for i, f := range frames {

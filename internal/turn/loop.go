@@ -197,7 +197,9 @@ func (r *run) step(ctx context.Context, step int) (Outcome, bool) {
 		FinishReason: resp.FinishReason, RawFinishReason: resp.RawFinishReason,
 		Provider: res.Target.Provider, Model: res.Target.Model, Usage: resp.Usage,
 	}
-	executable := resp.Executable()
+	// Tools run only from a finished tool turn: never from a length,
+	// filter or incomplete stop, and never from an unfinished stream.
+	executable := resp.Executable() && resp.FinishReason == wire.FinishToolCalls
 	if executable {
 		for _, c := range resp.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, wire.Call{
@@ -211,8 +213,8 @@ func (r *run) step(ctx context.Context, step int) (Outcome, bool) {
 		return r.interrupted(ctx, err), true
 	}
 	switch {
-	case !executable:
-		return r.fail(ctx, ReasonIncompleteCalls, step, Payload{"tool_calls": len(resp.ToolCalls)}), true
+	case len(resp.ToolCalls) > 0 && !executable:
+		return r.fail(ctx, ReasonIncompleteCalls, step, Payload{"tool_calls": len(resp.ToolCalls), "finish_reason": resp.FinishReason}), true
 	case len(msg.ToolCalls) > 0:
 		return Outcome{}, false
 	case resp.FinishReason == wire.FinishStop || resp.FinishReason == wire.FinishLength || resp.FinishReason == wire.FinishContentFilter:
