@@ -2,7 +2,9 @@ package deploy
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -63,6 +65,11 @@ func TestPermissions(t *testing.T) {
 			t.Error("worker: DeleteStream(TURN_MESSAGES) = nil error; want refused")
 		}
 		worker.expectViolation(t, "Publish", "$JS.API.STREAM.DELETE.TURN_MESSAGES")
+		// Nor the durable consumer that holds the work queue's state.
+		if err := wjs.DeleteConsumer(shortCtx(t), wire.StreamSubmit, bus.WorkerConsumer); err == nil {
+			t.Error("worker: DeleteConsumer(turn-workers) = nil error; want refused")
+		}
+		worker.expectViolation(t, "Publish", "$JS.API.CONSUMER.DELETE.TURN_SUBMIT.turn-workers")
 	})
 
 	t.Run("client", func(t *testing.T) {
@@ -268,4 +275,48 @@ func expectNoRecord(t *testing.T, js jetstream.JetStream, stream, subject string
 	if _, err := s.GetLastMsgForSubject(ctxFor(t), subject); !errors.Is(err, jetstream.ErrMsgNotFound) {
 		t.Errorf("last record of %s in %s: %v; want ErrMsgNotFound (nothing stored)", subject, stream, err)
 	}
+}
+
+// TestConsumerLimit checks that the account lifts the server's default of
+// 1000 consumers per stream: every followed turn holds an ordered consumer
+// on each readable stream until 30s after its follower stops.
+func TestConsumerLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 1500 consumers")
+	}
+	setPasswords(t)
+	srv := startServer(t, loadConfig(t, serverConf))
+	worker := connect(t, srv.ClientURL(), "worker")
+	wjs, err := jetstream.New(worker.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (bus.Topology{}).Ensure(ctxFor(t), wjs); err != nil {
+		t.Fatalf("worker: Topology.Ensure() = %v", err)
+	}
+	c := connect(t, srv.ClientURL(), "client")
+	cjs, err := jetstream.New(c.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t)
+	const n = 1500
+	for i := range n {
+		// What an ordered consumer of a Turn creates.
+		_, err := cjs.CreateConsumer(ctx, wire.StreamEvents, jetstream.ConsumerConfig{
+			Name:              fmt.Sprintf("follower_%d", i),
+			FilterSubject:     fmt.Sprintf("turn.event.s%d", i),
+			AckPolicy:         jetstream.AckNonePolicy,
+			MemoryStorage:     true,
+			InactiveThreshold: 30 * time.Second,
+		})
+		if err != nil {
+			t.Fatalf("client: consumer %d of %d on %s: %v", i+1, n, wire.StreamEvents, err)
+		}
+	}
+	// And a follower may remove its own.
+	if err := cjs.DeleteConsumer(ctx, wire.StreamEvents, "follower_0"); err != nil {
+		t.Errorf("client: DeleteConsumer() = %v", err)
+	}
+	c.expectNoErrors(t)
 }

@@ -76,6 +76,7 @@ func (b *Bus) readRange(ctx context.Context, s jetstream.Stream, subject string,
 	if err != nil {
 		return fmt.Errorf("bus: read %s: %w", subject, err)
 	}
+	defer b.dropOrdered(ctx, cons)
 	defer it.Stop()
 	for {
 		m, err := it.Next(jetstream.NextContext(ctx))
@@ -96,4 +97,16 @@ func (b *Bus) readRange(ctx context.Context, s jetstream.Stream, subject string,
 			return nil
 		}
 	}
+}
+
+// dropOrdered deletes an ordered consumer once its reader has stopped, so
+// busy workers do not pile up ephemeral consumers until they expire.
+func (b *Bus) dropOrdered(ctx context.Context, cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	_ = b.js.DeleteConsumer(ctx, info.Stream, info.Name) // best effort: it expires anyway
 }

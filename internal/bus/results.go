@@ -20,7 +20,9 @@ type ResultRecord struct {
 
 // ResultFollower reads a session's tool results in stream order.
 type ResultFollower struct {
-	it jetstream.MessagesContext
+	b    *Bus
+	cons jetstream.Consumer
+	it   jetstream.MessagesContext
 }
 
 // ResultSkew is subtracted from the start time of a result follower: the
@@ -46,7 +48,7 @@ func (b *Bus) FollowResults(ctx context.Context, session string, since time.Time
 	if err != nil {
 		return nil, fmt.Errorf("bus: follow results: %w", err)
 	}
-	return &ResultFollower{it: it}, nil
+	return &ResultFollower{b: b, cons: cons, it: it}, nil
 }
 
 // Next blocks for the next result record until ctx is done.
@@ -70,5 +72,8 @@ func (f *ResultFollower) Next(ctx context.Context) (ResultRecord, error) {
 	return rec, nil
 }
 
-// Stop ends the follower. It is idempotent.
-func (f *ResultFollower) Stop() { f.it.Stop() }
+// Stop ends the follower and deletes its consumer. It is idempotent.
+func (f *ResultFollower) Stop() {
+	f.it.Stop()
+	f.b.dropOrdered(context.Background(), f.cons)
+}

@@ -48,8 +48,11 @@ type Stack struct {
 	log     zerolog.Logger
 	srv     *server.Server
 	tempDir string
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	http    *http.Client
+	// work runs the worker and the tool worker; mock the provider. They
+	// stop in that order, so no request is in flight when the mock stops.
+	stopWork, stopMock context.CancelFunc
+	work, mock         sync.WaitGroup
 	errMu   sync.Mutex
 	err     error
 	conns   []*nats.Conn
@@ -74,14 +77,18 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.NATSURL = s.srv.ClientURL()
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	mockCtx, stopMock := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopWork, s.stopMock = stopWork, stopMock
+	s.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 
 	cfg := o.Config
 	if cfg == nil {
 		mock := mockllm.New(mockllm.Default(mockllm.DefaultOptions{Latency: o.MockLatency}))
 		ready := make(chan string, 1)
-		s.goRun("mock provider", func() error { return mock.ListenAndServe(runCtx, "127.0.0.1:0", func(u string) { ready <- u }) })
+		s.goRun(&s.mock, "mock provider", func() error {
+			return mock.ListenAndServe(mockCtx, "127.0.0.1:0", func(u string) { ready <- u })
+		})
 		select {
 		case s.MockURL = <-ready:
 		case <-time.After(10 * time.Second):
@@ -96,11 +103,11 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: &http.Client{}})
+	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: s.http})
 	if err != nil {
 		return nil, err
 	}
-	s.goRun("worker", func() error { return w.Run(runCtx) })
+	s.goRun(&s.work, "worker", func() error { return w.Run(workCtx) })
 
 	tconn, err := s.connect("turnstream demo tools")
 	if err != nil {
@@ -110,8 +117,8 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	s.goRun("demo tools", func() error {
-		return toolworker.Serve(runCtx, tjs, demotools.Handlers(), toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix))
+	s.goRun(&s.work, "demo tools", func() error {
+		return toolworker.Serve(workCtx, tjs, demotools.Handlers(), toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix))
 	})
 	return s, nil
 }
@@ -125,10 +132,10 @@ func (s *Stack) connect(name string) (*nats.Conn, error) {
 	return nc, nil
 }
 
-func (s *Stack) goRun(name string, fn func() error) {
-	s.wg.Add(1)
+func (s *Stack) goRun(wg *sync.WaitGroup, name string, fn func() error) {
+	wg.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer wg.Done()
 		if err := fn(); err != nil {
 			s.log.Error().Err(err).Str("component", name).Msg("stopped with an error")
 			s.errMu.Lock()
@@ -149,11 +156,14 @@ func (s *Stack) Err() error {
 
 // Close stops everything and removes a temporary store. It is idempotent.
 func (s *Stack) Close() {
-	if s.cancel != nil {
-		s.cancel()
-		s.cancel = nil
+	if s.stopWork != nil {
+		s.stopWork()
+		s.work.Wait()
+		s.http.CloseIdleConnections()
+		s.stopMock()
+		s.mock.Wait()
+		s.stopWork = nil
 	}
-	s.wg.Wait()
 	for _, nc := range s.conns {
 		nc.Close()
 	}

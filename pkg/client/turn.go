@@ -66,6 +66,8 @@ type Turn struct {
 	stop    sync.Once
 	wg      sync.WaitGroup
 	iters   []jetstream.MessagesContext
+	conss   []jetstream.Consumer
+	js      jetstream.JetStream
 	skipped atomic.Int64
 
 	// State of Next, owned by its caller.
@@ -88,6 +90,7 @@ type item struct {
 
 func (c *Client) follow(ctx context.Context, st streamSet, session, turn string, msgFrom, eventFrom uint64) (*Turn, error) {
 	t := &Turn{
+		js:           c.js,
 		session:      session,
 		turn:         turn,
 		chunks:       st.chunks,
@@ -127,6 +130,7 @@ func (c *Client) follow(ctx context.Context, st streamSet, session, turn string,
 			return nil, fmt.Errorf("client: follow %s of %s/%s: %w", kindNames[f.kind], session, turn, err)
 		}
 		t.iters = append(t.iters, it)
+		t.conss = append(t.conss, cons)
 		t.wg.Add(1)
 		go t.read(f.kind, it)
 	}
@@ -248,7 +252,24 @@ func (t *Turn) Close() {
 			it.Stop()
 		}
 		t.wg.Wait()
+		t.deleteConsumers()
 	})
+}
+
+// deleteConsumers removes the followers' ephemeral consumers from the
+// server at once instead of leaving them for the inactivity threshold: a
+// busy client would otherwise hit the server's consumer limits.
+func (t *Turn) deleteConsumers() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, c := range t.conss {
+		info := c.CachedInfo()
+		if info == nil {
+			continue
+		}
+		// Best effort: the server expires it anyway.
+		_ = t.js.DeleteConsumer(ctx, info.Stream, info.Name)
+	}
 }
 
 // read runs one follower until Close, handing every record to Next.

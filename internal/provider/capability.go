@@ -1,0 +1,106 @@
+package provider
+
+// Capabilities say what a provider, or one of its models, can serve. A
+// target is used only when its capabilities cover the request.
+type Capabilities struct {
+	// Text generation.
+	Text bool
+	// Streaming responses.
+	Streaming bool
+	// Tools: the model can call offered tools.
+	Tools bool
+	// NativeToolHistory: prior tool calls and results may be replayed in the
+	// provider's native shape (assistant tool_calls, tool messages).
+	NativeToolHistory bool
+	// ReasoningEcho: assistant tool-call turns must be replayed with the
+	// provider's reasoning (DeepSeek thinking mode's reasoning_content).
+	ReasoningEcho bool
+	// StatefulContinuation: the provider keeps a durable cursor between
+	// calls (Responses previous_response_id).
+	StatefulContinuation bool
+	// StructuredOutput: the provider can constrain output to a JSON Schema.
+	StructuredOutput bool
+}
+
+// Wire APIs an adapter can speak.
+const (
+	APIOpenAIChat   = "openai_chat_completions"
+	APIDeepSeekChat = "deepseek_chat_completions"
+	APIResponses    = "openai_responses"
+	APIScripted     = "scripted"
+)
+
+// DefaultCapabilities are the capabilities that come with an API; config
+// may override them per provider and per model.
+func DefaultCapabilities(api string) Capabilities {
+	switch api {
+	case APIOpenAIChat:
+		return Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, StructuredOutput: true}
+	case APIDeepSeekChat:
+		return Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, ReasoningEcho: true}
+	case APIResponses:
+		return Capabilities{Text: true, Streaming: true, Tools: true, StatefulContinuation: true, StructuredOutput: true}
+	case APIScripted:
+		return Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true}
+	}
+	return Capabilities{Text: true}
+}
+
+// Intersect is what both a and b can do.
+func (a Capabilities) Intersect(b Capabilities) Capabilities {
+	return Capabilities{
+		Text:                 a.Text && b.Text,
+		Streaming:            a.Streaming && b.Streaming,
+		Tools:                a.Tools && b.Tools,
+		NativeToolHistory:    a.NativeToolHistory && b.NativeToolHistory,
+		ReasoningEcho:        a.ReasoningEcho || b.ReasoningEcho, // a requirement, not an ability
+		StatefulContinuation: a.StatefulContinuation && b.StatefulContinuation,
+		StructuredOutput:     a.StructuredOutput && b.StructuredOutput,
+	}
+}
+
+// Model is one advertised model and its context.
+type Model struct {
+	Name string
+	// ContextTokens is the model's context window.
+	ContextTokens int
+	// Capabilities of the model, already combined with its provider's.
+	Capabilities Capabilities
+}
+
+// Metadata describes a registration.
+type Metadata struct {
+	// ID must equal the registration's ID.
+	ID string
+	// API is the wire API the adapter speaks.
+	API string
+	// Deprecated registrations stay registered but advertise no models and
+	// refuse execution.
+	Deprecated bool
+	// Capabilities of the provider.
+	Capabilities Capabilities
+	// Models the provider serves.
+	Models []Model
+}
+
+// Skip reasons: why a target could not serve a request (coarse, for events).
+const (
+	SkipDeprecated    = "deprecated_provider"
+	SkipUnknown       = "unknown_provider"
+	SkipUnknownModel  = "unknown_model"
+	SkipNoText        = "no_text"
+	SkipNoTools       = "no_tools"
+	SkipNoStreaming   = "no_streaming"
+	SkipPrepareFailed = "prepare_failed"
+)
+
+// check returns why caps cannot serve req, or "".
+func (c Capabilities) check(req *Request) string {
+	switch {
+	case !c.Text:
+		return SkipNoText
+	case len(req.Tools) > 0 && !c.Tools:
+		return SkipNoTools
+	}
+	return ""
+}

@@ -1,0 +1,31 @@
+// Command loadtest drives turnstream with many concurrent turns and reports
+// what a client sees, next to what raw JetStream does on the same server.
+//
+//	go run ./loadtest [--turns 200] [--concurrency 32] [--tools] [--latency 0] [--json FILE]
+//
+// By default it starts the whole stack in its own process (an embedded NATS
+// server, the mock provider with --latency before each streamed frame, a
+// worker and the demo tool worker); with --nats-url it connects to a running
+// server instead and assumes a worker, a provider and (for --tools) the demo
+// tools are serving there.
+//
+// It submits --turns turns through pkg/client, each in its own session, at
+// most --concurrency in flight, and follows each to its terminal event. Per
+// turn it measures the time from submitting to the first chunk and to the
+// terminal event, the chunks, messages and events received, and the outcome
+// (completed, failed or rejected with the reason, or a client error). The
+// report gives throughput (turns/s, chunks/s, records/s), latency
+// percentiles (p50, p90, p99, max) and failures by reason.
+//
+// Then, on the same server and connection, it measures a baseline: as many
+// raw JetStream messages as the turns produced chunks, with the same headers
+// and the same average payload size, published asynchronously to a stream
+// configured like TURN_CHUNKS and read back by an ordered consumer. The
+// ratio of the baseline's msgs/s to turnstream's chunks/s is what a chunk
+// costs in turnstream (provider stream, turn loop, session log, events, and
+// a client following three streams per turn) over the bare publish and
+// consume of the bytes.
+//
+// It talks to loopback (or the given server) only, and every loop is bounded
+// by the turn count and the per-turn timeout.
+package main
