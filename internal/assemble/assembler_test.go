@@ -408,7 +408,7 @@ func TestAssemblerTakeDeltaPerFrame(t *testing.T) {
 		{[]op{terminal()}, &wire.Delta{
 			ToolCalls:    []wire.ToolCallDelta{{Index: 0, End: true}},
 			FinishReason: wire.FinishToolCalls, RawFinishReason: "tool_calls",
-			Usage:        &wire.Usage{InputTokens: 5, OutputTokens: 6},
+			Usage: &wire.Usage{InputTokens: 5, OutputTokens: 6},
 		}},
 		{[]op{text(1, "late"), finish("stop"), usage(1, 1)}, nil},
 	}

@@ -53,9 +53,9 @@ type Stack struct {
 	// stop in that order, so no request is in flight when the mock stops.
 	stopWork, stopMock context.CancelFunc
 	work, mock         sync.WaitGroup
-	errMu   sync.Mutex
-	err     error
-	conns   []*nats.Conn
+	errMu              sync.Mutex
+	err                error
+	conns              []*nats.Conn
 }
 
 // Start brings the stack up and returns once the worker and the tool worker
