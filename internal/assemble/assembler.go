@@ -47,6 +47,7 @@ type Assembler struct {
 	finishRaw string
 	usage     *wire.Usage
 	terminal  bool
+	respID    string
 	frame     wire.Delta // the normalized delta of the frame being translated
 }
 
@@ -207,6 +208,13 @@ func (a *Assembler) Terminal() {
 	a.frame.Usage = r.Usage
 }
 
+// ResponseID records the provider's id of the response; the first wins.
+func (a *Assembler) ResponseID(id string) {
+	if a.respID == "" {
+		a.respID = id
+	}
+}
+
 // Reached reports whether Terminal was called.
 func (a *Assembler) Reached() bool { return a.terminal }
 
@@ -263,6 +271,9 @@ type Response struct {
 	Usage           *wire.Usage
 	// Terminal is true when the stream reached its terminal marker.
 	Terminal bool
+	// ResponseID is the provider's id of the response, when it has one
+	// (the Responses API's cursor for previous_response_id).
+	ResponseID string
 }
 
 // Executable reports whether every tool call may run: the response is
@@ -292,6 +303,7 @@ func (a *Assembler) Response() *Response {
 		FinishReason:    wire.FinishUnknown,
 		Usage:           a.usage,
 		Terminal:        a.terminal,
+		ResponseID:      a.respID,
 	}
 	if a.finishRaw != "" {
 		r.FinishReason = NormalizeFinish(a.finishRaw)

@@ -54,7 +54,38 @@ type Provider struct {
 	// Deprecated keeps the provider registered but advertising no models and
 	// refusing execution.
 	Deprecated bool `yaml:"deprecated,omitempty" json:"deprecated,omitempty"`
+	// Capabilities override the api's defaults.
+	Capabilities Capabilities `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
+	// Retry is the provider's retry policy.
+	Retry Retry `yaml:"retry,omitempty" json:"retry,omitempty"`
+	// Stream, when set to false, asks for one non-streamed response
+	// (openai_responses only). Default true.
+	Stream *bool `yaml:"stream,omitempty" json:"stream,omitempty"`
 }
+
+// Capabilities override capability defaults; unset fields keep them.
+type Capabilities struct {
+	Text                 *bool `yaml:"text,omitempty" json:"text,omitempty"`
+	Streaming            *bool `yaml:"streaming,omitempty" json:"streaming,omitempty"`
+	Tools                *bool `yaml:"tools,omitempty" json:"tools,omitempty"`
+	NativeToolHistory    *bool `yaml:"native_tool_history,omitempty" json:"native_tool_history,omitempty"`
+	ReasoningEcho        *bool `yaml:"reasoning_echo,omitempty" json:"reasoning_echo,omitempty"`
+	StatefulContinuation *bool `yaml:"stateful_continuation,omitempty" json:"stateful_continuation,omitempty"`
+	StructuredOutput     *bool `yaml:"structured_output,omitempty" json:"structured_output,omitempty"`
+}
+
+// Retry is a retry policy; zero fields take the defaults (normal mode, 2
+// retries, 500ms doubling to 10s, 10% jitter); -1 disables retries or jitter.
+type Retry struct {
+	Mode         string   `yaml:"mode,omitempty" json:"mode,omitempty"`
+	MaxRetries   int      `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
+	InitialDelay Duration `yaml:"initial_delay,omitempty" json:"initial_delay,omitempty"`
+	MaxDelay     Duration `yaml:"max_delay,omitempty" json:"max_delay,omitempty"`
+	Jitter       float64  `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+}
+
+// Streams reports whether the provider's requests stream.
+func (p Provider) Streams() bool { return p.Stream == nil || *p.Stream }
 
 // Model is one model of a provider.
 type Model struct {
@@ -64,6 +95,9 @@ type Model struct {
 	SupportsTools *bool `yaml:"supports_tools,omitempty" json:"supports_tools,omitempty"`
 	// ContextTokens is the model's context window. Default 128000.
 	ContextTokens int `yaml:"context_tokens,omitempty" json:"context_tokens,omitempty"`
+	// Capabilities override the provider's for this model; SupportsTools,
+	// when set, wins for tools.
+	Capabilities Capabilities `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
 }
 
 // Tools reports whether the model supports tool calls.

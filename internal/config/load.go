@@ -169,6 +169,9 @@ func (c *Config) Validate() error {
 		if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
 			bad("providers[%d] %q: base_url must be an http(s) URL", i, p.Name)
 		}
+		if !p.Streams() && p.API != APIResponses {
+			bad("providers[%d] %q: stream: false is supported by openai_responses only", i, p.Name)
+		}
 		if p.APIKeyEnv != "" && p.APIKeyFile != "" {
 			bad("providers[%d] %q: set api_key_env or api_key_file, not both", i, p.Name)
 		}

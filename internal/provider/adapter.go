@@ -22,9 +22,11 @@ type Sink func(Frame) error
 
 // Adapter speaks one wire API.
 type Adapter interface {
-	// Prepare serializes req for model into the request body. The body is
-	// built once per step and sent unchanged by every retry.
-	Prepare(req *Request, model string) ([]byte, error)
+	// Prepare serializes req for model into the request body, as model's
+	// capabilities allow (native or flat tool history, reasoning echo). The
+	// body is built once per target and step and sent unchanged by every
+	// retry.
+	Prepare(req *Request, model Model) ([]byte, error)
 	// Stream sends body, relays every frame to sink as it arrives, and
 	// returns the finalized response once the stream reached its terminal
 	// marker. Any other outcome is a *Failure.

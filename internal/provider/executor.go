@@ -2,10 +2,12 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // EventKind is what an executor Event reports.
@@ -17,30 +19,34 @@ const (
 	EventRequest EventKind = iota + 1
 	// EventFinish: an attempt ended (Failure nil on success).
 	EventFinish
-	// EventRetry: a retry is scheduled after Delay (before the wait).
+	// EventRetry: a retry is scheduled after Delay, reported before the
+	// cancellable wait.
 	EventRetry
-	// EventRetryStarted: the wait is over and the retry is sent next.
+	// EventRetryStarted: the wait is over; the retry is sent next.
 	EventRetryStarted
-	// EventFallback: the chain moves from Target to Next.
+	// EventFallback: the chain moves from Target to Next, because Target
+	// failed (Failure) or could not serve the request (Skipped).
 	EventFallback
 )
 
 // Event reports one executor decision to the observer.
 type Event struct {
 	Kind    EventKind
-	Attempt int // 1-based across the whole step
+	Attempt int // 1-based across the whole step; 0 for a skipped target
 	Target  Target
 	Next    Target // EventFallback only
 	// Failure is the attempt's failure (EventFinish, EventRetry, EventFallback).
 	Failure *Failure
+	// Policy names the retry policy (EventRetry).
+	Policy string
 	// Retry is the retry number on this target (EventRetry, EventRetryStarted).
 	Retry    int
 	Delay    time.Duration
 	Duration time.Duration // EventFinish only
-	// Skipped is the coarse reason a target was skipped (EventFallback).
+	// Skipped is the coarse reason Target could not serve the request
+	// (EventFallback), one of the Skip constants.
 	Skipped string
-	// Marker is how the attempt's chunks end (EventFinish only): completed,
-	// retrying or failed.
+	// Marker is how the attempt's chunks end (EventFinish only).
 	Marker string
 	// FinishReason of a successful attempt (EventFinish only).
 	FinishReason string
@@ -48,11 +54,22 @@ type Event struct {
 
 // Observer receives frames and decisions of one execution.
 type Observer interface {
-	// Frame relays a frame of attempt as it arrives.
+	// Frame relays a frame of attempt as it arrives. An error aborts the
+	// execution (ErrRelay): it is not the provider's failure.
 	Frame(attempt int, target Target, f Frame) error
 	// Event reports a decision.
 	Event(ev Event)
 }
+
+// ErrRelay wraps an observer's Frame error: the execution stopped because
+// its output could not be relayed, not because the provider failed, so it
+// is neither retried nor a reason to fall back.
+var ErrRelay = errors.New("provider: relaying a frame failed")
+
+type relayError struct{ err error }
+
+func (e *relayError) Error() string { return ErrRelay.Error() + ": " + e.err.Error() }
+func (e *relayError) Unwrap() []error { return []error{ErrRelay, e.err} }
 
 // Attempt is the metadata of one attempt, kept in the Result.
 type Attempt struct {
@@ -64,19 +81,22 @@ type Attempt struct {
 	Duration  time.Duration
 }
 
-// Result is one finalized provider execution.
+// Skip is a target that could not serve the request.
+type Skip struct {
+	Target Target
+	Reason string
+}
+
+// Result is one finalized provider execution, or what was tried before it
+// failed.
 type Result struct {
 	Response *assemble.Response
 	// Target served the response.
-	Target   Target
+	Target Target
+	// API is the wire API of the target that served.
+	API      string
 	Attempts []Attempt
-}
-
-// Binding is one target with the adapter that serves it.
-type Binding struct {
-	Target  Target
-	Adapter Adapter
-	Retry   RetryPolicy
+	Skipped  []Skip
 }
 
 // Clock waits; tests inject a fake.
@@ -100,85 +120,134 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Executor runs a request along a chain of targets.
+// Executor runs a request along a chain of targets resolved through its
+// registry: the ProviderExecutor.
 type Executor struct {
+	Registry *Registry
 	// Clock defaults to the wall clock.
 	Clock Clock
-	// Rand returns a float in [0,1) for jitter; default math/rand.
-	Rand func() float64
 }
 
-// Execute runs req on chain[0], retrying per its policy, then falls back
-// along the chain. It returns the first successful result, or the last
-// attempt's *Failure when every target failed.
-func (e *Executor) Execute(ctx context.Context, chain []Binding, req *Request, obs Observer) (*Result, error) {
-	clock := e.Clock
-	if clock == nil {
-		clock = realClock{}
+func (e *Executor) clock() Clock {
+	if e.Clock == nil {
+		return realClock{}
 	}
-	if len(chain) == 0 {
-		return nil, Fail(ClassNoRoute, "route has no targets", nil)
-	}
+	return e.Clock
+}
+
+// Execute runs req on each target of chain in order: a target that cannot
+// serve it is skipped with a recorded reason; a prepared call is retried on
+// its target per its policy; a failure after retries, or an incomplete
+// response, moves to the next target. It returns the first successful
+// result. Otherwise every failure (selection, dispatch or streaming) ends as
+// one *Failure (LLM-FAILURE-BOUNDARY), returned with the metadata of what
+// was tried. An incomplete response is returned beside its failure when no
+// later target succeeded.
+func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, obs Observer) (*Result, error) {
 	res := &Result{}
+	if len(chain) == 0 {
+		return res, Fail(ClassNoRoute, "route has no targets", nil)
+	}
+	if e.Registry == nil {
+		return res, Fail(ClassNoRoute, "no registry", nil)
+	}
 	attempt := 0
 	var last *Failure
-	for i, b := range chain {
-		body, err := b.Adapter.Prepare(req, b.Target.Model)
+	for i, target := range chain {
+		pc, err := e.Registry.Prepare(target, req)
 		if err != nil {
 			last = AsFailure(err)
-			e.fallback(obs, chain, i, attempt, last)
+			res.Skipped = append(res.Skipped, Skip{Target: target, Reason: last.Reason})
+			e.fallback(obs, chain, i, attempt, last, last.Reason)
 			continue
 		}
-		for retry := 0; ; retry++ {
-			attempt++
-			obs.Event(Event{Kind: EventRequest, Attempt: attempt, Target: b.Target})
-			start := clock.Now()
-			n := attempt
-			resp, err := b.Adapter.Stream(ctx, body, func(f Frame) error { return obs.Frame(n, b.Target, f) })
-			took := clock.Now().Sub(start)
-			if err == nil {
-				res.Attempts = append(res.Attempts, Attempt{Number: attempt, Target: b.Target, Duration: took})
-				obs.Event(Event{Kind: EventFinish, Attempt: attempt, Target: b.Target, Duration: took, Marker: "completed", FinishReason: resp.FinishReason})
-				res.Response, res.Target = resp, b.Target
-				return res, nil
-			}
-			f := AsFailure(err)
-			if ctx.Err() != nil {
-				f = AsFailure(ctx.Err())
-			}
-			last = f
-			res.Attempts = append(res.Attempts, Attempt{Number: attempt, Target: b.Target, Class: f.Class, Status: f.Status, RequestID: f.RequestID, Duration: took})
-			delay, canRetry := time.Duration(0), false
-			if f.Class != ClassCancelled && b.Retry.Retryable(f.Class) && (b.Retry.withDefaults().Mode == RetryAlways || retry < b.Retry.withDefaults().MaxRetries) {
-				delay, canRetry = b.Retry.Delay(retry+1, f.RetryAfter, e.Rand)
-			}
-			marker := "failed"
-			if canRetry {
-				marker = "retrying"
-			}
-			obs.Event(Event{Kind: EventFinish, Attempt: attempt, Target: b.Target, Failure: f, Duration: took, Marker: marker})
-			if f.Class == ClassCancelled {
-				return res, f
-			}
-			if !canRetry {
-				break
-			}
-			obs.Event(Event{Kind: EventRetry, Attempt: attempt, Target: b.Target, Failure: f, Retry: retry + 1, Delay: delay})
-			if err := clock.Sleep(ctx, delay); err != nil {
-				return res, AsFailure(err)
-			}
-			obs.Event(Event{Kind: EventRetryStarted, Attempt: attempt, Target: b.Target, Retry: retry + 1, Delay: delay})
+		resp, err := e.Dispatch(ctx, pc, &attempt, res, obs)
+		if err == nil && resp.FinishReason != wire.FinishIncomplete {
+			res.Response, res.Target, res.API = resp, target, pc.API()
+			return res, nil
 		}
-		e.fallback(obs, chain, i, attempt, last)
+		if err == nil {
+			// Incomplete counts only if no later target does better.
+			res.Response, res.Target, res.API = resp, target, pc.API()
+			err = Fail(ClassIncomplete, "incomplete response", nil)
+		}
+		if errors.Is(err, ErrRelay) {
+			return res, err
+		}
+		last = AsFailure(err)
+		if ctx.Err() != nil || last.Class == ClassCancelled || last.Class == ClassInvalidCall {
+			return res, last
+		}
+		e.fallback(obs, chain, i, attempt, last, "")
 	}
 	return res, last
 }
 
-func (e *Executor) fallback(obs Observer, chain []Binding, i, attempt int, f *Failure) {
+// Dispatch runs a prepared call's attempts, retrying within the same step
+// per the policy it captured, and numbering attempts from *attempt. The
+// same body is sent by every attempt (LLM-RETRY-WIRE-TEST). A second
+// Dispatch of the same call is INVALID_PREPARED_CALL.
+func (e *Executor) Dispatch(ctx context.Context, pc *PreparedCall, attempt *int, res *Result, obs Observer) (*assemble.Response, error) {
+	if err := pc.claim(); err != nil {
+		return nil, err
+	}
+	clock := e.clock()
+	policy := pc.Retry()
+	bo := policy.NewBackOff()
+	target := pc.Target()
+	for retry := 1; ; retry++ {
+		*attempt++
+		n := *attempt
+		obs.Event(Event{Kind: EventRequest, Attempt: n, Target: target})
+		start := clock.Now()
+		resp, err := pc.attempt(ctx, func(f Frame) error {
+			if err := obs.Frame(n, target, f); err != nil {
+				return &relayError{err: err}
+			}
+			return nil
+		})
+		took := clock.Now().Sub(start)
+		if err == nil {
+			res.Attempts = append(res.Attempts, Attempt{Number: n, Target: target, Duration: took})
+			obs.Event(Event{Kind: EventFinish, Attempt: n, Target: target, Duration: took, Marker: wire.MarkerCompleted, FinishReason: resp.FinishReason})
+			return resp, nil
+		}
+		var relay *relayError
+		if errors.As(err, &relay) {
+			obs.Event(Event{Kind: EventFinish, Attempt: n, Target: target, Duration: took, Marker: wire.MarkerFailed,
+				Failure: Fail(ClassTransport, "relay failed", nil)})
+			return nil, relay
+		}
+		f := AsFailure(err)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			f = AsFailure(ctxErr)
+		}
+		res.Attempts = append(res.Attempts, Attempt{Number: n, Target: target, Class: f.Class, Status: f.Status, RequestID: f.RequestID, Duration: took})
+		delay, again := time.Duration(0), false
+		if ctx.Err() == nil {
+			delay, again = policy.Next(bo, f, retry)
+		}
+		marker := wire.MarkerFailed
+		if again {
+			marker = wire.MarkerRetrying
+		}
+		obs.Event(Event{Kind: EventFinish, Attempt: n, Target: target, Failure: f, Duration: took, Marker: marker})
+		if !again {
+			return nil, f
+		}
+		obs.Event(Event{Kind: EventRetry, Attempt: n, Target: target, Failure: f, Policy: policy.Key(), Retry: retry, Delay: delay})
+		if err := clock.Sleep(ctx, delay); err != nil {
+			return nil, AsFailure(err)
+		}
+		obs.Event(Event{Kind: EventRetryStarted, Attempt: n, Target: target, Policy: policy.Key(), Retry: retry, Delay: delay})
+	}
+}
+
+func (e *Executor) fallback(obs Observer, chain []Target, i, attempt int, f *Failure, skipped string) {
 	if i+1 >= len(chain) {
 		return
 	}
-	obs.Event(Event{Kind: EventFallback, Attempt: attempt, Target: chain[i].Target, Next: chain[i+1].Target, Failure: f})
+	obs.Event(Event{Kind: EventFallback, Attempt: attempt, Target: chain[i], Next: chain[i+1], Failure: f, Skipped: skipped})
 }
 
 // String names an event kind for logs.

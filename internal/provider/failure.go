@@ -30,6 +30,7 @@ const (
 	ClassUnsupported    Class = "UNSUPPORTED"
 	ClassDeprecated     Class = "DEPRECATED_PROVIDER"
 	ClassInvalidCall    Class = "INVALID_PREPARED_CALL"
+	ClassIncomplete     Class = "INCOMPLETE_RESPONSE"
 )
 
 // Failure is a classified provider failure. Its fields are a serializable
@@ -57,6 +58,21 @@ func (f *Failure) Error() string {
 		s += ": " + f.Reason
 	}
 	return s
+}
+
+// Snapshot is the serializable, content-free view of a Failure: what
+// results, events and logs may carry.
+type Snapshot struct {
+	Class        Class  `json:"class"`
+	HTTPStatus   int    `json:"http_status,omitempty"`
+	RetryAfterMS int64  `json:"provider_delay_ms,omitempty"`
+	RequestID    string `json:"request_id,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+}
+
+// Snapshot returns f's serializable snapshot.
+func (f *Failure) Snapshot() Snapshot {
+	return Snapshot{Class: f.Class, HTTPStatus: f.Status, RetryAfterMS: f.RetryAfter.Milliseconds(), RequestID: f.RequestID, Reason: f.Reason}
 }
 
 // Unwrap returns the underlying error, if any.

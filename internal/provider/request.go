@@ -13,6 +13,13 @@ type Message struct {
 	ToolCalls []wire.Call
 	// ToolCallID of a tool message.
 	ToolCallID string
+	// Reasoning is the provider's replay echo for an assistant message: set
+	// only when the target requires it and replay is safe; nil is absent,
+	// a pointer to "" is present and empty.
+	Reasoning *string
+	// Images attached to a user message, as URLs or data URIs. Adapters
+	// that cannot send images reject the request before any flattening.
+	Images []string
 }
 
 // Request is one provider call of a step, before a target is chosen.

@@ -1,27 +1,29 @@
 package provider
 
 import (
-	"math/rand/v2"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 )
 
 // RetryMode selects which failures are retried.
 type RetryMode string
 
-// Retry modes.
+// Retry modes (LLM-RETRY-POLICY).
 const (
 	// RetryNormal retries EMPTY_RESPONSE, RATE_LIMIT, SERVER, TIMEOUT and
 	// TRANSPORT at most MaxRetries times.
 	RetryNormal RetryMode = "normal"
-	// RetryAlways retries every failure but cancellation, without a count
-	// limit, until success or cancellation.
+	// RetryAlways retries every request failure without a count limit,
+	// until success or cancellation.
 	RetryAlways RetryMode = "always"
 	// RetryNever does not retry.
 	RetryNever RetryMode = "never"
 )
 
 // RetryPolicy decides whether and when a failed attempt is retried on the
-// same target. Zero fields take defaults.
+// same target. Zero fields take the DefaultRetryPolicy values; a negative
+// MaxRetries means none and a negative Jitter none.
 type RetryPolicy struct {
 	// Mode defaults to RetryNormal.
 	Mode RetryMode
@@ -29,36 +31,48 @@ type RetryPolicy struct {
 	MaxRetries int
 	// Initial is the first delay. Default 500ms.
 	Initial time.Duration
-	// Max caps the delay, and any provider hint honoured. Default 10s.
+	// Max caps the computed delay and any provider hint honoured. Default 10s.
 	Max time.Duration
 	// Jitter is the symmetric random fraction applied to computed delays.
 	// Default 0.1.
 	Jitter float64
 }
 
-// DefaultRetryPolicy is the normal policy with default values.
+// DefaultRetryPolicy is the normal policy.
 var DefaultRetryPolicy = RetryPolicy{Mode: RetryNormal, MaxRetries: 2, Initial: 500 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.1}
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
+	d := DefaultRetryPolicy
 	if p.Mode == "" {
-		p.Mode = RetryNormal
+		p.Mode = d.Mode
 	}
-	if p.MaxRetries <= 0 && p.Mode == RetryNormal {
-		p.MaxRetries = DefaultRetryPolicy.MaxRetries
+	switch {
+	case p.MaxRetries == 0:
+		p.MaxRetries = d.MaxRetries
+	case p.MaxRetries < 0:
+		p.MaxRetries = 0
 	}
 	if p.Initial <= 0 {
-		p.Initial = DefaultRetryPolicy.Initial
+		p.Initial = d.Initial
 	}
 	if p.Max <= 0 {
-		p.Max = DefaultRetryPolicy.Max
+		p.Max = d.Max
 	}
-	if p.Jitter <= 0 {
-		p.Jitter = DefaultRetryPolicy.Jitter
+	switch {
+	case p.Jitter == 0:
+		p.Jitter = d.Jitter
+	case p.Jitter < 0:
+		p.Jitter = 0
 	}
 	return p
 }
 
-// Retryable reports whether class is retried by the policy's mode.
+// Key names the policy in llm/retry events.
+func (p RetryPolicy) Key() string { return string(p.withDefaults().Mode) }
+
+// Retryable reports whether class is retried by the policy's mode. Only
+// request failures are: cancellation, a missing route, a deprecated
+// provider or an invalid prepared call never are.
 func (p RetryPolicy) Retryable(c Class) bool {
 	switch p.withDefaults().Mode {
 	case RetryNever:
@@ -73,25 +87,38 @@ func (p RetryPolicy) Retryable(c Class) bool {
 	return false
 }
 
-// Delay returns the wait before retry number n (1-based) and whether the
-// retry may happen at all: a provider hint beyond the cap is not waited for
-// (the caller moves to the next target instead).
-func (p RetryPolicy) Delay(n int, hint time.Duration, rnd func() float64) (time.Duration, bool) {
+// NewBackOff returns the delays of one target's retries: exponential from
+// Initial, doubling, capped at Max, with symmetric Jitter (backoff/v4).
+func (p RetryPolicy) NewBackOff() backoff.BackOff {
 	p = p.withDefaults()
-	if hint > 0 {
-		if hint > p.Max {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = p.Initial
+	b.Multiplier = 2
+	b.MaxInterval = p.Max
+	b.RandomizationFactor = p.Jitter
+	b.MaxElapsedTime = 0 // never give up on elapsed time: the mode decides
+	b.Reset()
+	return b
+}
+
+// Next decides the retry after failure f, the retries-th on this target
+// (from 1): whether to retry and how long to wait first. A provider hint is
+// honoured as the delay when it does not exceed Max; a hint beyond Max is
+// not waited for, so the chain moves to the next target instead.
+func (p RetryPolicy) Next(bo backoff.BackOff, f *Failure, retries int) (time.Duration, bool) {
+	p = p.withDefaults()
+	if !p.Retryable(f.Class) || p.Mode == RetryNormal && retries > p.MaxRetries {
+		return 0, false
+	}
+	computed := bo.NextBackOff()
+	if computed == backoff.Stop {
+		return 0, false
+	}
+	if f.RetryAfter > 0 {
+		if f.RetryAfter > p.Max {
 			return 0, false
 		}
-		return hint, true
+		return f.RetryAfter, true
 	}
-	d := p.Initial
-	for i := 1; i < n && d < p.Max; i++ {
-		d *= 2
-	}
-	d = min(d, p.Max)
-	if rnd == nil {
-		rnd = rand.Float64
-	}
-	j := 1 + p.Jitter*(2*rnd()-1)
-	return time.Duration(float64(d) * j), true
+	return computed, true
 }

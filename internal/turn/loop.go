@@ -181,6 +181,9 @@ func (r *run) step(ctx context.Context, step int) (Outcome, bool) {
 		if ctx.Err() != nil {
 			return r.interrupted(ctx, ctx.Err()), true
 		}
+		if errors.Is(err, provider.ErrRelay) {
+			return r.interrupted(ctx, err), true
+		}
 		f := provider.AsFailure(err)
 		p := Payload{"class": string(f.Class), "attempts": len(res.Attempts)}
 		if f.Status != 0 {

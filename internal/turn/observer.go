@@ -58,7 +58,7 @@ func (o *stepObserver) Event(ev provider.Event) {
 		o.r.emit(wire.EventLLMFinish, o.step, attempt, p)
 		o.marker(attempt, ev)
 	case provider.EventRetry:
-		p["policy"] = "normal"
+		p["policy"] = ev.Policy
 		p["retry"] = ev.Retry
 		p["delay_ms"] = ms(ev.Delay)
 		o.r.emit(wire.EventLLMRetry, o.step, attempt, p)
@@ -67,6 +67,9 @@ func (o *stepObserver) Event(ev provider.Event) {
 		p["delay_ms"] = ms(ev.Delay)
 		o.r.emit(wire.EventLLMRetryStarted, o.step, attempt, p)
 	case provider.EventFallback:
+		if ev.Skipped != "" {
+			p["skipped"] = ev.Skipped
+		}
 		p["to_provider"] = token(ev.Next.Provider)
 		p["to_model"] = token(ev.Next.Model)
 		o.r.emit(wire.EventLLMFallback, o.step, attempt, p)

@@ -27,12 +27,12 @@ type Results interface {
 // ResultsOpener starts following tool results stored since a time.
 type ResultsOpener func(ctx context.Context, since time.Time) (Results, error)
 
-// Routes resolves a route name to its chain of bound targets.
+// Routes resolves a route name to its chain of targets.
 type Routes interface {
-	Chain(route string) ([]provider.Binding, error)
+	Chain(route string) ([]provider.Target, error)
 }
 
 // Executor runs a provider request along a chain (provider.Executor).
 type Executor interface {
-	Execute(ctx context.Context, chain []provider.Binding, req *provider.Request, obs provider.Observer) (*provider.Result, error)
+	Execute(ctx context.Context, chain []provider.Target, req *provider.Request, obs provider.Observer) (*provider.Result, error)
 }

@@ -9,11 +9,11 @@ import (
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
 )
 
-// routeTable resolves route names to bound target chains.
-type routeTable map[string][]provider.Binding
+// routeTable resolves route names to their target chains.
+type routeTable map[string][]provider.Target
 
 // Chain implements turn.Routes.
-func (t routeTable) Chain(route string) ([]provider.Binding, error) {
+func (t routeTable) Chain(route string) ([]provider.Target, error) {
 	if route == "" {
 		route = config.DefaultRoute
 	}
@@ -24,37 +24,76 @@ func (t routeTable) Chain(route string) ([]provider.Binding, error) {
 	return chain, nil
 }
 
-// buildRoutes creates one adapter per provider and binds every route target.
-func buildRoutes(cfg *config.Config, hc *http.Client) (routeTable, error) {
-	adapters := make(map[string]provider.Adapter, len(cfg.Providers))
+// newAdapter builds the adapter of a provider's wire API.
+func newAdapter(p config.Provider, key string, hc *http.Client) (provider.Adapter, error) {
+	switch p.API {
+	case config.APIOpenAIChat, config.APIDeepSeekChat:
+		return openaichat.New(openaichat.Options{
+			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(),
+		})
+	}
+	return nil, fmt.Errorf("api %q is not supported", p.API)
+}
+
+// buildRegistry registers one adapter per configured provider, with its
+// models, capabilities and retry policy, and resolves the routes.
+func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, routeTable, error) {
+	reg := provider.NewRegistry()
 	for _, p := range cfg.Providers {
 		key, err := cfg.APIKey(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		switch p.API {
-		case config.APIOpenAIChat, config.APIDeepSeekChat:
-			a, err := openaichat.New(openaichat.Options{
-				BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
-				HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(),
-			})
-			if err != nil {
-				return nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+		a, err := newAdapter(p, key, hc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+		}
+		caps := capabilities(provider.DefaultCapabilities(string(p.API)), p.Capabilities)
+		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps}
+		for _, m := range cfg.Models {
+			if m.Provider != p.Name {
+				continue
 			}
-			adapters[p.Name] = a
-		default:
-			return nil, fmt.Errorf("worker: provider %q: api %q is not supported yet", p.Name, p.API)
+			mc := capabilities(caps, m.Capabilities)
+			if m.SupportsTools != nil {
+				mc.Tools = *m.SupportsTools
+			}
+			meta.Models = append(meta.Models, provider.Model{Name: m.Name, ContextTokens: m.ContextTokens, Capabilities: mc})
+		}
+		_, err = reg.Register(provider.Registration{
+			ID: p.Name, Routes: []string{p.Name}, Metadata: meta, Adapter: a,
+			Retry: provider.RetryPolicy{
+				Mode: provider.RetryMode(p.Retry.Mode), MaxRetries: p.Retry.MaxRetries,
+				Initial: p.Retry.InitialDelay.D(), Max: p.Retry.MaxDelay.D(), Jitter: p.Retry.Jitter,
+			},
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
 	}
 	table := make(routeTable, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		for _, t := range r.Targets {
-			table[r.Name] = append(table[r.Name], provider.Binding{
-				Target:  provider.Target{Provider: t.Provider, Model: t.Model},
-				Adapter: adapters[t.Provider],
-				Retry:   provider.DefaultRetryPolicy,
-			})
+			table[r.Name] = append(table[r.Name], provider.Target{Provider: t.Provider, Model: t.Model})
 		}
 	}
-	return table, nil
+	return reg, table, nil
+}
+
+// capabilities applies config overrides to base.
+func capabilities(base provider.Capabilities, o config.Capabilities) provider.Capabilities {
+	set := func(dst *bool, v *bool) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&base.Text, o.Text)
+	set(&base.Streaming, o.Streaming)
+	set(&base.Tools, o.Tools)
+	set(&base.NativeToolHistory, o.NativeToolHistory)
+	set(&base.ReasoningEcho, o.ReasoningEcho)
+	set(&base.StatefulContinuation, o.StatefulContinuation)
+	set(&base.StructuredOutput, o.StructuredOutput)
+	return base
 }

@@ -75,7 +75,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	routes, err := buildRoutes(cfg, o.HTTPClient)
+	registry, routes, err := buildRegistry(cfg, o.HTTPClient)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		subjects: subjects, topology: topo, bus: b,
 	}
 	w.loop = &turn.Loop{
-		Exec:        &provider.Executor{Clock: o.Clock},
+		Exec:        &provider.Executor{Registry: registry, Clock: o.Clock},
 		Routes:      routes,
 		Budgets:     cfg.Budgets,
 		ToolTimeout: cfg.Worker.ToolTimeout.D(),

@@ -76,7 +76,7 @@ func TestAdapterMockDefaultRoundTrip(t *testing.T) {
 			{Name: "note", Parameters: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}},
 		},
 	}
-	body, err := a.Prepare(req, "mock-1")
+	body, err := a.Prepare(req, provider.Model{Name: "mock-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,9 +54,9 @@ type chatToolDef struct {
 var emptyObjectSchema = map[string]any{"type": "object", "properties": map[string]any{}}
 
 // Prepare serializes req as a streaming Chat Completions request for model.
-func (a *Adapter) Prepare(req *provider.Request, model string) ([]byte, error) {
+func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, error) {
 	body := chatRequest{
-		Model:         model,
+		Model:         model.Name,
 		Stream:        true,
 		StreamOptions: &streamOptions{IncludeUsage: true},
 		Messages:      make([]chatMessage, 0, len(req.Messages)+1),

@@ -33,7 +33,7 @@ func TestPrepare(t *testing.T) {
 			{Name: "now"},
 		},
 	}
-	body, err := a.Prepare(req, "gpt-4o-mini")
+	body, err := a.Prepare(req, provider.Model{Name: "gpt-4o-mini"})
 	if err != nil {
 		t.Fatalf("Prepare() error = %v", err)
 	}
@@ -134,7 +134,7 @@ func TestPrepareShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := a.Prepare(&tt.req, "m")
+			b, err := a.Prepare(&tt.req, provider.Model{Name: "m"})
 			if err != nil {
 				t.Fatalf("Prepare() error = %v", err)
 			}
@@ -151,12 +151,12 @@ func TestPrepareDeterministic(t *testing.T) {
 	a := newAdapter(t, "http://127.0.0.1:1/v1", Options{})
 	req := &provider.Request{System: "s", Messages: []provider.Message{{Role: wire.RoleUser, Content: "u"}},
 		Tools: []wire.Tool{{Name: "t", Parameters: map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{}, "a": map[string]any{}}}}}}
-	first, err := a.Prepare(req, "m")
+	first, err := a.Prepare(req, provider.Model{Name: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 20 {
-		again, _ := a.Prepare(req, "m")
+		again, _ := a.Prepare(req, provider.Model{Name: "m"})
 		if string(again) != string(first) {
 			t.Fatalf("Prepare() = %s; want the same bytes as %s", again, first)
 		}
@@ -166,7 +166,7 @@ func TestPrepareDeterministic(t *testing.T) {
 func TestPrepareUnserializable(t *testing.T) {
 	a := newAdapter(t, "http://127.0.0.1:1/v1", Options{})
 	req := &provider.Request{Tools: []wire.Tool{{Name: "t", Parameters: map[string]any{"bad": func() {}}}}}
-	_, err := a.Prepare(req, "m")
+	_, err := a.Prepare(req, provider.Model{Name: "m"})
 	if f := provider.AsFailure(err); f == nil || f.Class != provider.ClassInvalidRequest {
 		t.Errorf("Prepare(unserializable schema) error = %v; want INVALID_REQUEST", err)
 	}
