@@ -68,7 +68,7 @@ var ErrRelay = errors.New("provider: relaying a frame failed")
 
 type relayError struct{ err error }
 
-func (e *relayError) Error() string { return ErrRelay.Error() + ": " + e.err.Error() }
+func (e *relayError) Error() string   { return ErrRelay.Error() + ": " + e.err.Error() }
 func (e *relayError) Unwrap() []error { return []error{ErrRelay, e.err} }
 
 // Attempt is the metadata of one attempt, kept in the Result.
