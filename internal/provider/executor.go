@@ -48,8 +48,9 @@ type Event struct {
 	Skipped string
 	// Marker is how the attempt's chunks end (EventFinish only).
 	Marker string
-	// FinishReason of a successful attempt (EventFinish only).
+	// FinishReason and Usage of a successful attempt (EventFinish only).
 	FinishReason string
+	Usage        *wire.Usage
 }
 
 // Observer receives frames and decisions of one execution.
@@ -209,7 +210,7 @@ func (e *Executor) Dispatch(ctx context.Context, pc *PreparedCall, attempt *int,
 		took := clock.Now().Sub(start)
 		if err == nil {
 			res.Attempts = append(res.Attempts, Attempt{Number: n, Target: target, Duration: took})
-			obs.Event(Event{Kind: EventFinish, Attempt: n, Target: target, Duration: took, Marker: wire.MarkerCompleted, FinishReason: resp.FinishReason})
+			obs.Event(Event{Kind: EventFinish, Attempt: n, Target: target, Duration: took, Marker: wire.MarkerCompleted, FinishReason: resp.FinishReason, Usage: resp.Usage})
 			return resp, nil
 		}
 		var relay *relayError

@@ -55,6 +55,12 @@ func (o *stepObserver) Event(ev provider.Event) {
 		if ev.FinishReason != "" {
 			p["finish_reason"] = ev.FinishReason
 		}
+		if u := ev.Usage; u != nil {
+			p["input_tokens"] = u.InputTokens
+			p["cached_input_tokens"] = u.CachedInputTokens
+			p["output_tokens"] = u.OutputTokens
+			p["reasoning_tokens"] = u.ReasoningTokens
+		}
 		o.r.emit(wire.EventLLMFinish, o.step, attempt, p)
 		o.marker(attempt, ev)
 	case provider.EventRetry:
