@@ -153,7 +153,7 @@ func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, ob
 		return res, Fail(ClassNoRoute, "no registry", nil)
 	}
 	attempt := 0
-	var last *Failure
+	var last, incomplete *Failure
 	for i, target := range chain {
 		pc, err := e.Registry.Prepare(target, req)
 		if err != nil {
@@ -170,7 +170,8 @@ func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, ob
 		if err == nil {
 			// Incomplete counts only if no later target does better.
 			res.Response, res.Target, res.API = resp, target, pc.API()
-			err = Fail(ClassIncomplete, "incomplete response", nil)
+			incomplete = Fail(ClassIncomplete, "incomplete response", nil)
+			err = incomplete
 		}
 		if errors.Is(err, ErrRelay) {
 			return res, err
@@ -180,6 +181,9 @@ func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, ob
 			return res, last
 		}
 		e.fallback(obs, chain, i, attempt, last, "")
+	}
+	if res.Response != nil {
+		return res, incomplete // the response beside its own failure, not a later target's
 	}
 	return res, last
 }

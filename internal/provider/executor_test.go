@@ -1,513 +1,412 @@
 package provider_test
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"reflect"
-	"sync"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
-	"github.com/turnstream/turnstream/pkg/wire"
 )
-
-// fakeClock advances only when slept on.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-	// onSleep, if set, runs inside Sleep (to cancel mid-wait).
-	onSleep func()
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.sleeps = append(c.sleeps, d)
-	c.now = c.now.Add(d)
-	f := c.onSleep
-	c.mu.Unlock()
-	if f != nil {
-		f()
-	}
-	return ctx.Err()
-}
-
-// step is one scripted outcome of Adapter.Stream.
-type step struct {
-	resp   *assemble.Response
-	err    error
-	frames []string
-	// before runs inside Stream, before it returns (to cancel the context).
-	before func()
-}
-
-// fakeAdapter serves scripted outcomes and records what it was given.
-type fakeAdapter struct {
-	name       string
-	prepareErr error
-	steps      []step
-
-	prepares int
-	bodies   [][]byte
-}
-
-func (a *fakeAdapter) Prepare(req *provider.Request, model string) ([]byte, error) {
-	a.prepares++
-	if a.prepareErr != nil {
-		return nil, a.prepareErr
-	}
-	// A fresh slice every time, so identity cannot fake equality.
-	return fmt.Appendf(nil, `{"model":%q,"adapter":%q,"messages":%d}`, model, a.name, len(req.Messages)), nil
-}
-
-func (a *fakeAdapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (*assemble.Response, error) {
-	a.bodies = append(a.bodies, append([]byte(nil), body...))
-	if len(a.steps) == 0 {
-		return nil, errors.New("fakeAdapter: no step left")
-	}
-	s := a.steps[0]
-	a.steps = a.steps[1:]
-	for _, f := range s.frames {
-		if err := sink(provider.Frame{Raw: []byte(f)}); err != nil {
-			return nil, err
-		}
-	}
-	if s.before != nil {
-		s.before()
-	}
-	return s.resp, s.err
-}
-
-// recorder is an Observer that keeps everything.
-type recorder struct {
-	events []provider.Event
-	frames []string
-}
-
-func (r *recorder) Frame(attempt int, target provider.Target, f provider.Frame) error {
-	r.frames = append(r.frames, fmt.Sprintf("%d %s %s", attempt, target, f.Raw))
-	return nil
-}
-
-func (r *recorder) Event(ev provider.Event) { r.events = append(r.events, ev) }
-
-// trace renders events compactly: kind(attempt target marker/class retry delay).
-func (r *recorder) trace() []string {
-	var out []string
-	for _, ev := range r.events {
-		s := fmt.Sprintf("%s %d %s", ev.Kind, ev.Attempt, ev.Target)
-		switch ev.Kind {
-		case provider.EventFinish:
-			s += " " + ev.Marker
-			if ev.Failure != nil {
-				s += " " + string(ev.Failure.Class)
-			} else {
-				s += " " + ev.FinishReason
-			}
-		case provider.EventRetry, provider.EventRetryStarted:
-			s += fmt.Sprintf(" #%d %v", ev.Retry, ev.Delay)
-		case provider.EventFallback:
-			s += " -> " + ev.Next.String()
-			if ev.Failure != nil {
-				s += " " + string(ev.Failure.Class)
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func ok(text string) step {
-	return step{resp: &assemble.Response{Text: text, FinishReason: wire.FinishStop, RawFinishReason: "stop", Terminal: true}}
-}
-
-func failed(c provider.Class) step {
-	f := provider.Fail(c, "scripted", nil)
-	f.Status = 500
-	f.RequestID = "req_" + string(c)
-	return step{err: f}
-}
-
-func failedHint(c provider.Class, hint time.Duration) step {
-	f := provider.Fail(c, "scripted", nil)
-	f.RetryAfter = hint
-	return step{err: f}
-}
-
-var (
-	targetA = provider.Target{Provider: "pa", Model: "ma"}
-	targetB = provider.Target{Provider: "pb", Model: "mb"}
-	targetC = provider.Target{Provider: "pc", Model: "mc"}
-)
-
-func testRequest() *provider.Request {
-	return &provider.Request{System: "sys", Messages: []provider.Message{{Role: wire.RoleUser, Content: "hi"}}}
-}
 
 func TestExecutorSuccessFirstTry(t *testing.T) {
-	a := &fakeAdapter{name: "a", steps: []step{{resp: ok("hello").resp, frames: []string{"f1", "f2"}}}}
-	clock, rec := newFakeClock(), &recorder{}
-	e := &provider.Executor{Clock: clock, Rand: func() float64 { return 0.5 }}
-	res, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a}}, testRequest(), rec)
+	first := done("hello")
+	first.frames = []string{"f1", "f2"}
+	a := newFakeAdapter(t, "a", first)
+	e, clock, chain := setup(t, binding{target: targetA, adapter: a})
+	rec := &recorder{}
+	res, err := e.Execute(t.Context(), chain, testRequest(), rec)
 	if err != nil {
 		t.Fatalf("Execute() error = %v; want nil", err)
 	}
-	if res.Response.Text != "hello" || res.Target != targetA {
-		t.Errorf("Execute() = %q from %s; want %q from %s", res.Response.Text, res.Target, "hello", targetA)
+	if res.Response.Text != "hello" || res.Target != targetA || res.API != provider.APIScripted {
+		t.Errorf("Execute() = %q from %s (%s); want %q from %s (%s)", res.Response.Text, res.Target, res.API, "hello", targetA, provider.APIScripted)
 	}
-	wantAttempts := []provider.Attempt{{Number: 1, Target: targetA}}
-	if !reflect.DeepEqual(res.Attempts, wantAttempts) {
-		t.Errorf("Attempts = %+v; want %+v", res.Attempts, wantAttempts)
+	if want := []provider.Attempt{{Number: 1, Target: targetA}}; !slices.Equal(res.Attempts, want) {
+		t.Errorf("Attempts = %+v; want %+v", res.Attempts, want)
 	}
-	wantTrace := []string{"request 1 pa/ma", "finish 1 pa/ma completed stop"}
-	if got := rec.trace(); !reflect.DeepEqual(got, wantTrace) {
-		t.Errorf("events = %q; want %q", got, wantTrace)
+	if want := []string{"request 1 pa/ma", "finish 1 pa/ma completed stop"}; !slices.Equal(rec.trace(), want) {
+		t.Errorf("events = %q; want %q", rec.trace(), want)
 	}
-	wantFrames := []string{"1 pa/ma f1", "1 pa/ma f2"}
-	if !reflect.DeepEqual(rec.frames, wantFrames) {
-		t.Errorf("frames = %q; want %q", rec.frames, wantFrames)
+	if want := []string{"1 pa/ma f1", "1 pa/ma f2"}; !slices.Equal(rec.frames, want) {
+		t.Errorf("frames = %q; want %q", rec.frames, want)
 	}
-	if len(clock.sleeps) != 0 {
-		t.Errorf("slept %v; want no sleep", clock.sleeps)
+	if got := clock.Sleeps(); len(got) != 0 {
+		t.Errorf("slept %v; want no sleep", got)
 	}
-}
-
-func TestExecutorRetryThenSuccess(t *testing.T) {
-	a := &fakeAdapter{name: "a", steps: []step{failed(provider.ClassServer), ok("second")}}
-	clock, rec := newFakeClock(), &recorder{}
-	e := &provider.Executor{Clock: clock, Rand: func() float64 { return 0.5 }}
-	res, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a}}, testRequest(), rec)
-	if err != nil {
-		t.Fatalf("Execute() error = %v; want nil", err)
-	}
-	if res.Response.Text != "second" {
-		t.Errorf("Execute().Response.Text = %q; want %q", res.Response.Text, "second")
-	}
-	wantTrace := []string{
-		"request 1 pa/ma",
-		"finish 1 pa/ma retrying SERVER",
-		"retry 1 pa/ma #1 500ms",
-		"retry-started 1 pa/ma #1 500ms",
-		"request 2 pa/ma",
-		"finish 2 pa/ma completed stop",
-	}
-	if got := rec.trace(); !reflect.DeepEqual(got, wantTrace) {
-		t.Errorf("events = %q; want %q", got, wantTrace)
-	}
-	wantAttempts := []provider.Attempt{
-		{Number: 1, Target: targetA, Class: provider.ClassServer, Status: 500, RequestID: "req_SERVER"},
-		{Number: 2, Target: targetA},
-	}
-	if !reflect.DeepEqual(res.Attempts, wantAttempts) {
-		t.Errorf("Attempts = %+v; want %+v", res.Attempts, wantAttempts)
-	}
-	if want := []time.Duration{500 * time.Millisecond}; !reflect.DeepEqual(clock.sleeps, want) {
-		t.Errorf("slept %v; want %v", clock.sleeps, want)
-	}
-	if a.prepares != 1 {
-		t.Errorf("Prepare called %d times; want 1", a.prepares)
+	if a.Prepares() != 1 || len(res.Skipped) != 0 {
+		t.Errorf("Prepare calls = %d, skipped %+v; want 1, none", a.Prepares(), res.Skipped)
 	}
 }
 
-func TestExecutorSameBodyOnEveryRetry(t *testing.T) {
-	a := &fakeAdapter{name: "a", steps: []step{failed(provider.ClassTransport), failed(provider.ClassRateLimit), ok("x")}}
-	e := &provider.Executor{Clock: newFakeClock(), Rand: func() float64 { return 0.5 }}
-	if _, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a}}, testRequest(), &recorder{}); err != nil {
-		t.Fatalf("Execute() error = %v; want nil", err)
-	}
-	if a.prepares != 1 {
-		t.Errorf("Prepare called %d times; want 1", a.prepares)
-	}
-	if len(a.bodies) != 3 {
-		t.Fatalf("Stream called %d times; want 3", len(a.bodies))
-	}
-	want, _ := (&fakeAdapter{name: "a"}).Prepare(testRequest(), targetA.Model)
-	for i, b := range a.bodies {
-		if !bytes.Equal(b, want) {
-			t.Errorf("body of attempt %d = %s; want %s", i+1, b, want)
-		}
-	}
-}
-
-func TestExecutorRetryDelays(t *testing.T) {
+func TestExecutorFallback(t *testing.T) {
 	tests := []struct {
-		name   string
-		policy provider.RetryPolicy
-		steps  []step
-		rnd    float64
-		sleeps []time.Duration
-		err    provider.Class // empty: success
+		name      string
+		a, b, c   []outcome // nil c: a two-target chain
+		wantText  string    // "" with wantClass: no response
+		wantFrom  provider.Target
+		wantClass provider.Class
+		wantTrace []string
 	}{
 		{
-			name:   "exponential with jitter, then give up after two retries",
-			steps:  []step{failed(provider.ClassServer), failed(provider.ClassServer), failed(provider.ClassServer), ok("never")},
-			rnd:    1,
-			sleeps: []time.Duration{550 * time.Millisecond, 1100 * time.Millisecond},
-			err:    provider.ClassServer,
-		},
-		{
-			name:   "provider hint honoured",
-			steps:  []step{failedHint(provider.ClassRateLimit, 1100*time.Millisecond), ok("x")},
-			rnd:    0,
-			sleeps: []time.Duration{1100 * time.Millisecond},
-		},
-		{
-			name:  "hint beyond the cap: no wait, no retry",
-			steps: []step{failedHint(provider.ClassRateLimit, time.Minute), ok("never")},
-			err:   provider.ClassRateLimit,
-		},
-		{
-			name:   "max retries",
-			policy: provider.RetryPolicy{MaxRetries: 3},
-			steps:  []step{failed(provider.ClassTimeout), failed(provider.ClassTimeout), failed(provider.ClassTimeout), ok("x")},
-			rnd:    0.5,
-			sleeps: []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second},
-		},
-		{
-			name:   "always mode has no count limit",
-			policy: provider.RetryPolicy{Mode: provider.RetryAlways, Initial: time.Second, Max: 2 * time.Second},
-			steps: []step{
-				failed(provider.ClassAuth), failed(provider.ClassMalformed), failed(provider.ClassServer),
-				failed(provider.ClassStreamClosed), ok("x"),
+			name: "non-retryable failure moves on at once",
+			a:    []outcome{failed(provider.ClassAuth)}, b: []outcome{done("from b")},
+			wantText: "from b", wantFrom: targetB,
+			wantTrace: []string{
+				"request 1 pa/ma", "finish 1 pa/ma failed AUTH", "fallback 1 pa/ma -> pb/mb AUTH",
+				"request 2 pb/mb", "finish 2 pb/mb completed stop",
 			},
-			rnd:    0.5,
-			sleeps: []time.Duration{time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second},
 		},
 		{
-			name:   "never mode",
-			policy: provider.RetryPolicy{Mode: provider.RetryNever},
-			steps:  []step{failed(provider.ClassServer), ok("never")},
-			err:    provider.ClassServer,
+			name: "all targets fail: the last failure",
+			a:    []outcome{failed(provider.ClassAuth)}, b: []outcome{failed(provider.ClassQuota)}, c: []outcome{failed(provider.ClassInvalidRequest)},
+			wantClass: provider.ClassInvalidRequest,
+			wantTrace: []string{
+				"request 1 pa/ma", "finish 1 pa/ma failed AUTH", "fallback 1 pa/ma -> pb/mb AUTH",
+				"request 2 pb/mb", "finish 2 pb/mb failed QUOTA", "fallback 2 pb/mb -> pc/mc QUOTA",
+				"request 3 pc/mc", "finish 3 pc/mc failed INVALID_REQUEST",
+			},
 		},
 		{
-			name:  "not retryable in normal mode",
-			steps: []step{failed(provider.ClassStreamClosed), ok("never")},
-			err:   provider.ClassStreamClosed,
+			name: "incomplete moves to the next target",
+			a:    []outcome{incomplete("partial a")}, b: []outcome{done("from b")},
+			wantText: "from b", wantFrom: targetB,
+			wantTrace: []string{
+				"request 1 pa/ma", "finish 1 pa/ma completed incomplete", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
+				"request 2 pb/mb", "finish 2 pb/mb completed stop",
+			},
+		},
+		{
+			name: "incomplete on the last target is returned beside its failure",
+			a:    []outcome{failed(provider.ClassAuth)}, b: []outcome{incomplete("partial b")},
+			wantText: "partial b", wantFrom: targetB, wantClass: provider.ClassIncomplete,
+			wantTrace: []string{
+				"request 1 pa/ma", "finish 1 pa/ma failed AUTH", "fallback 1 pa/ma -> pb/mb AUTH",
+				"request 2 pb/mb", "finish 2 pb/mb completed incomplete",
+			},
+		},
+		{
+			name: "incomplete then a failure: the incomplete response beside INCOMPLETE_RESPONSE",
+			a:    []outcome{incomplete("partial a")}, b: []outcome{failed(provider.ClassAuth)},
+			wantText: "partial a", wantFrom: targetA, wantClass: provider.ClassIncomplete,
+			wantTrace: []string{
+				"request 1 pa/ma", "finish 1 pa/ma completed incomplete", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
+				"request 2 pb/mb", "finish 2 pb/mb failed AUTH",
+			},
+		},
+		{
+			name: "two incompletes: the later one",
+			a:    []outcome{incomplete("partial a")}, b: []outcome{incomplete("partial b")},
+			wantText: "partial b", wantFrom: targetB, wantClass: provider.ClassIncomplete,
+			wantTrace: []string{
+				"request 1 pa/ma", "finish 1 pa/ma completed incomplete", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
+				"request 2 pb/mb", "finish 2 pb/mb completed incomplete",
+			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &fakeAdapter{name: "a", steps: tt.steps}
-			clock := newFakeClock()
-			e := &provider.Executor{Clock: clock, Rand: func() float64 { return tt.rnd }}
-			_, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a, Retry: tt.policy}}, testRequest(), &recorder{})
-			var got provider.Class
+			bs := []binding{
+				{target: targetA, adapter: newFakeAdapter(t, "a", tt.a...), policy: noJitter},
+				{target: targetB, adapter: newFakeAdapter(t, "b", tt.b...), policy: noJitter},
+			}
+			if tt.c != nil {
+				bs = append(bs, binding{target: targetC, adapter: newFakeAdapter(t, "c", tt.c...), policy: noJitter})
+			}
+			e, clock, chain := setup(t, bs...)
+			rec := &recorder{}
+			res, err := e.Execute(t.Context(), chain, testRequest(), rec)
+			if got := classOf(err); got != tt.wantClass {
+				t.Errorf("Execute() error = %v; want class %q", err, tt.wantClass)
+			}
 			if err != nil {
-				got = provider.AsFailure(err).Class
+				var f *provider.Failure
+				if !errors.As(err, &f) {
+					t.Errorf("Execute() error = %T; want a *provider.Failure", err)
+				}
 			}
-			if got != tt.err {
-				t.Errorf("Execute() failure class = %q; want %q", got, tt.err)
+			switch {
+			case tt.wantText == "" && res.Response != nil:
+				t.Errorf("Execute().Response = %+v; want nil", res.Response)
+			case tt.wantText != "" && (res.Response == nil || res.Response.Text != tt.wantText || res.Target != tt.wantFrom):
+				t.Errorf("Execute() = %+v from %s; want %q from %s", res.Response, res.Target, tt.wantText, tt.wantFrom)
 			}
-			if !reflect.DeepEqual(clock.sleeps, tt.sleeps) {
-				t.Errorf("slept %v; want %v", clock.sleeps, tt.sleeps)
+			if got := rec.trace(); !slices.Equal(got, tt.wantTrace) {
+				t.Errorf("events = %q; want %q", got, tt.wantTrace)
+			}
+			if got := clock.Sleeps(); len(got) != 0 {
+				t.Errorf("slept %v; want none before a fallback", got)
+			}
+			for _, b := range bs {
+				if n := b.adapter.Prepares(); n > 1 {
+					t.Errorf("Prepare(%s) calls = %d; want at most 1", b.target, n)
+				}
+				for i, body := range b.adapter.Bodies() {
+					if want := wantBody(t, b.adapter.name, b.target.Model, testRequest()); string(body) != string(want) {
+						t.Errorf("body %d sent to %s = %s; want its own Prepare output %s", i, b.target, body, want)
+					}
+				}
 			}
 		})
 	}
 }
 
-func TestExecutorFallback(t *testing.T) {
-	a := &fakeAdapter{name: "a", steps: []step{failed(provider.ClassAuth)}}
-	b := &fakeAdapter{name: "b", steps: []step{ok("from b")}}
-	clock, rec := newFakeClock(), &recorder{}
-	e := &provider.Executor{Clock: clock, Rand: func() float64 { return 0.5 }}
-	res, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a}, {Target: targetB, Adapter: b}}, testRequest(), rec)
-	if err != nil {
-		t.Fatalf("Execute() error = %v; want nil", err)
-	}
-	if res.Target != targetB || res.Response.Text != "from b" {
-		t.Errorf("Execute() = %q from %s; want %q from %s", res.Response.Text, res.Target, "from b", targetB)
-	}
-	wantTrace := []string{
-		"request 1 pa/ma",
-		"finish 1 pa/ma failed AUTH",
-		"fallback 1 pa/ma -> pb/mb AUTH",
-		"request 2 pb/mb",
-		"finish 2 pb/mb completed stop",
-	}
-	if got := rec.trace(); !reflect.DeepEqual(got, wantTrace) {
-		t.Errorf("events = %q; want %q", got, wantTrace)
-	}
-	if len(clock.sleeps) != 0 {
-		t.Errorf("slept %v; want no sleep before a fallback", clock.sleeps)
-	}
-	if a.prepares != 1 || b.prepares != 1 {
-		t.Errorf("Prepare calls = %d, %d; want 1, 1", a.prepares, b.prepares)
-	}
-	wantB, _ := (&fakeAdapter{name: "b"}).Prepare(testRequest(), targetB.Model)
-	if len(b.bodies) != 1 || !bytes.Equal(b.bodies[0], wantB) {
-		t.Errorf("fallback body = %s; want its own Prepare output %s", b.bodies, wantB)
-	}
-	if len(res.Attempts) != 2 || res.Attempts[0].Class != provider.ClassAuth || res.Attempts[1].Target != targetB {
-		t.Errorf("Attempts = %+v; want AUTH on %s then success on %s", res.Attempts, targetA, targetB)
-	}
-}
-
-func TestExecutorFallbackAfterRetries(t *testing.T) {
-	a := &fakeAdapter{name: "a", steps: []step{failed(provider.ClassServer), failed(provider.ClassServer), failed(provider.ClassServer)}}
-	b := &fakeAdapter{name: "b", steps: []step{ok("b")}}
+func TestExecutorSkippedLastTarget(t *testing.T) {
+	a := newFakeAdapter(t, "a", failed(provider.ClassAuth))
+	e, _, chain := setup(t, binding{target: targetA, adapter: a}, binding{target: targetB}) // B unregistered
 	rec := &recorder{}
-	e := &provider.Executor{Clock: newFakeClock(), Rand: func() float64 { return 0.5 }}
-	res, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a}, {Target: targetB, Adapter: b}}, testRequest(), rec)
-	if err != nil {
-		t.Fatalf("Execute() error = %v; want nil", err)
-	}
-	wantTrace := []string{
-		"request 1 pa/ma", "finish 1 pa/ma retrying SERVER", "retry 1 pa/ma #1 500ms", "retry-started 1 pa/ma #1 500ms",
-		"request 2 pa/ma", "finish 2 pa/ma retrying SERVER", "retry 2 pa/ma #2 1s", "retry-started 2 pa/ma #2 1s",
-		"request 3 pa/ma", "finish 3 pa/ma failed SERVER", "fallback 3 pa/ma -> pb/mb SERVER",
-		"request 4 pb/mb", "finish 4 pb/mb completed stop",
-	}
-	if got := rec.trace(); !reflect.DeepEqual(got, wantTrace) {
-		t.Errorf("events = %q; want %q", got, wantTrace)
-	}
-	if len(res.Attempts) != 4 {
-		t.Errorf("len(Attempts) = %d; want 4", len(res.Attempts))
-	}
-	if a.prepares != 1 || len(a.bodies) != 3 {
-		t.Errorf("primary: Prepare %d, Stream %d; want 1, 3", a.prepares, len(a.bodies))
-	}
-}
-
-func TestExecutorAllFail(t *testing.T) {
-	a := &fakeAdapter{name: "a", steps: []step{failed(provider.ClassAuth)}}
-	b := &fakeAdapter{name: "b", steps: []step{failed(provider.ClassQuota)}}
-	c := &fakeAdapter{name: "c", steps: []step{failed(provider.ClassInvalidRequest)}}
-	rec := &recorder{}
-	e := &provider.Executor{Clock: newFakeClock()}
-	chain := []provider.Binding{{Target: targetA, Adapter: a}, {Target: targetB, Adapter: b}, {Target: targetC, Adapter: c}}
 	res, err := e.Execute(t.Context(), chain, testRequest(), rec)
 	var f *provider.Failure
-	if !errors.As(err, &f) || f.Class != provider.ClassInvalidRequest {
-		t.Fatalf("Execute() error = %v; want the last failure, INVALID_REQUEST", err)
+	if !errors.As(err, &f) || f.Class != provider.ClassNoRoute || f.Reason != provider.SkipUnknown {
+		t.Errorf("Execute() error = %v; want the skip of the last target, %s/%s", err, provider.ClassNoRoute, provider.SkipUnknown)
 	}
-	if res == nil || len(res.Attempts) != 3 || res.Response != nil {
-		t.Fatalf("Execute() result = %+v; want 3 attempts and no response", res)
+	if want := []provider.Skip{{Target: targetB, Reason: provider.SkipUnknown}}; !slices.Equal(res.Skipped, want) {
+		t.Errorf("Result.Skipped = %+v; want %+v", res.Skipped, want)
 	}
-	wantTrace := []string{
-		"request 1 pa/ma", "finish 1 pa/ma failed AUTH", "fallback 1 pa/ma -> pb/mb AUTH",
-		"request 2 pb/mb", "finish 2 pb/mb failed QUOTA", "fallback 2 pb/mb -> pc/mc QUOTA",
-		"request 3 pc/mc", "finish 3 pc/mc failed INVALID_REQUEST",
-	}
-	if got := rec.trace(); !reflect.DeepEqual(got, wantTrace) {
-		t.Errorf("events = %q; want %q", got, wantTrace)
+	want := []string{"request 1 pa/ma", "finish 1 pa/ma failed AUTH", "fallback 1 pa/ma -> pb/mb AUTH"}
+	if got := rec.trace(); !slices.Equal(got, want) {
+		t.Errorf("events = %q; want %q", got, want)
 	}
 }
 
-func TestExecutorPrepareFailureFallsBack(t *testing.T) {
-	a := &fakeAdapter{name: "a", prepareErr: provider.Fail(provider.ClassInvalidRequest, "not serializable", nil)}
-	b := &fakeAdapter{name: "b", steps: []step{ok("b")}}
-	rec := &recorder{}
-	e := &provider.Executor{Clock: newFakeClock()}
-	res, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a}, {Target: targetB, Adapter: b}}, testRequest(), rec)
-	if err != nil {
-		t.Fatalf("Execute() error = %v; want nil", err)
+func TestExecutorNoRoute(t *testing.T) {
+	tests := []struct {
+		name  string
+		e     *provider.Executor
+		chain []provider.Target
+	}{
+		{"no targets", &provider.Executor{Registry: provider.NewRegistry(), Clock: newFakeClock()}, nil},
+		{"no registry", &provider.Executor{Clock: newFakeClock()}, []provider.Target{targetA}},
 	}
-	if res.Target != targetB {
-		t.Errorf("Execute().Target = %s; want %s", res.Target, targetB)
-	}
-	if len(a.bodies) != 0 {
-		t.Errorf("Stream called %d times after Prepare failed; want 0", len(a.bodies))
-	}
-	wantTrace := []string{"fallback 0 pa/ma -> pb/mb INVALID_REQUEST", "request 1 pb/mb", "finish 1 pb/mb completed stop"}
-	if got := rec.trace(); !reflect.DeepEqual(got, wantTrace) {
-		t.Errorf("events = %q; want %q", got, wantTrace)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.e.Execute(t.Context(), tt.chain, testRequest(), &recorder{})
+			var f *provider.Failure
+			if !errors.As(err, &f) || f.Class != provider.ClassNoRoute {
+				t.Errorf("Execute(%v) error = %v; want %s", tt.chain, err, provider.ClassNoRoute)
+			}
+			if res == nil || res.Response != nil {
+				t.Errorf("Execute(%v) result = %+v; want an empty result", tt.chain, res)
+			}
+		})
 	}
 }
 
-func TestExecutorNoTargets(t *testing.T) {
-	e := &provider.Executor{Clock: newFakeClock()}
-	_, err := e.Execute(t.Context(), nil, testRequest(), &recorder{})
-	if f := provider.AsFailure(err); f == nil || f.Class != provider.ClassNoRoute {
-		t.Errorf("Execute(no targets) error = %v; want NO_ROUTE", err)
+// TestExecutorRelayError: an observer that cannot take a frame stops the
+// execution with ErrRelay: not retried (even in always mode), no fallback.
+func TestExecutorRelayError(t *testing.T) {
+	first := done("x")
+	first.frames = []string{"f1", "f2"}
+	a := newFakeAdapter(t, "a", first, done("never"))
+	b := newFakeAdapter(t, "b", done("never"))
+	e, clock, chain := setup(t,
+		binding{target: targetA, adapter: a, policy: provider.RetryPolicy{Mode: provider.RetryAlways}},
+		binding{target: targetB, adapter: b})
+	relayDown := errors.New("relay down")
+	rec := &recorder{frameErr: relayDown}
+	res, err := e.Execute(t.Context(), chain, testRequest(), rec)
+	if !errors.Is(err, provider.ErrRelay) || !errors.Is(err, relayDown) {
+		t.Fatalf("Execute() error = %v; want it to wrap ErrRelay and the observer's error", err)
 	}
+	if res.Response != nil {
+		t.Errorf("Execute().Response = %+v; want nil", res.Response)
+	}
+	if got := len(a.Bodies()); got != 1 {
+		t.Errorf("Stream calls = %d; want 1 (no retry)", got)
+	}
+	if got := len(b.Bodies()) + b.Prepares(); got != 0 {
+		t.Errorf("fallback used %d times; want 0", got)
+	}
+	if want := []string{"1 pa/ma f1"}; !slices.Equal(rec.frames, want) {
+		t.Errorf("frames = %q; want %q (the stream stops at the first refused frame)", rec.frames, want)
+	}
+	if n := len(rec.kinds(provider.EventRetry)) + len(rec.kinds(provider.EventFallback)); n != 0 {
+		t.Errorf("events = %q; want no retry and no fallback", rec.trace())
+	}
+	if got := clock.Sleeps(); len(got) != 0 {
+		t.Errorf("slept %v; want none", got)
+	}
+}
+
+// TestExecutorFailureBoundary: every failure of selection, dispatch or
+// streaming ends as one *Failure whose snapshot carries only class, HTTP
+// status, provider delay, request id and reason: never a body or a header.
+func TestExecutorFailureBoundary(t *testing.T) {
+	const secret = "sk-live-SECRET prompt text"
+	full := provider.Fail(provider.ClassRateLimit, "scripted", errors.New(secret))
+	full.Status, full.RetryAfter, full.RequestID = 429, time.Minute, "req_123"
+	tests := []struct {
+		name     string
+		bindings func(t *testing.T) []binding
+		ctx      func(t *testing.T) context.Context
+		want     provider.Class
+		wantKeys []string
+	}{
+		{
+			name: "http failure with every field",
+			bindings: func(t *testing.T) []binding {
+				return []binding{{target: targetA, adapter: newFakeAdapter(t, "a", outcome{err: full})}}
+			},
+			want:     provider.ClassRateLimit,
+			wantKeys: []string{"class", "http_status", "provider_delay_ms", "reason", "request_id"},
+		},
+		{
+			name: "unclassified adapter error carrying a body",
+			bindings: func(t *testing.T) []binding {
+				return []binding{{target: targetA, adapter: newFakeAdapter(t, "a", outcome{err: errors.New(secret)}), policy: provider.RetryPolicy{Mode: provider.RetryNever}}}
+			},
+			want:     provider.ClassTransport,
+			wantKeys: []string{"class", "reason"},
+		},
+		{
+			name: "prepare failure carrying a body",
+			bindings: func(t *testing.T) []binding {
+				a := newFakeAdapter(t, "a")
+				a.prepareErr = errors.New(secret)
+				return []binding{{target: targetA, adapter: a}}
+			},
+			want:     provider.ClassInvalidRequest,
+			wantKeys: []string{"class", "reason"},
+		},
+		{
+			name:     "selection: unknown provider",
+			bindings: func(*testing.T) []binding { return []binding{{target: targetA}} },
+			want:     provider.ClassNoRoute,
+			wantKeys: []string{"class", "reason"},
+		},
+		{
+			name: "cancelled before dispatch",
+			bindings: func(t *testing.T) []binding {
+				return []binding{{target: targetA, adapter: newFakeAdapter(t, "a", outcome{err: errors.New(secret)})}}
+			},
+			ctx: func(t *testing.T) context.Context {
+				ctx, cancel := context.WithCancel(t.Context())
+				cancel()
+				return ctx
+			},
+			want:     provider.ClassCancelled,
+			wantKeys: []string{"class", "reason"},
+		},
+	}
+	allowed := map[string]bool{"class": true, "http_status": true, "provider_delay_ms": true, "request_id": true, "reason": true}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, chain := setup(t, tt.bindings(t)...)
+			ctx := t.Context()
+			if tt.ctx != nil {
+				ctx = tt.ctx(t)
+			}
+			_, err := e.Execute(ctx, chain, testRequest(), &recorder{})
+			var f *provider.Failure
+			if !errors.As(err, &f) || f.Class != tt.want {
+				t.Fatalf("Execute() error = %v; want a *provider.Failure of class %s", err, tt.want)
+			}
+			raw, jerr := json.Marshal(f.Snapshot())
+			if jerr != nil {
+				t.Fatalf("json.Marshal(Snapshot()) error = %v", jerr)
+			}
+			var m map[string]any
+			if jerr := json.Unmarshal(raw, &m); jerr != nil {
+				t.Fatalf("json.Unmarshal(%s) error = %v", raw, jerr)
+			}
+			keys := slices.Sorted(maps.Keys(m))
+			for _, k := range keys {
+				if !allowed[k] {
+					t.Errorf("Snapshot() key %q in %s; want only class, http_status, provider_delay_ms, request_id, reason", k, raw)
+				}
+			}
+			if !slices.Equal(keys, tt.wantKeys) {
+				t.Errorf("Snapshot() keys = %q; want %q", keys, tt.wantKeys)
+			}
+			if strings.Contains(string(raw), "SECRET") || strings.Contains(f.Error(), "SECRET") {
+				t.Errorf("Snapshot() = %s, Error() = %q; want no body content", raw, f.Error())
+			}
+			if m["class"] != string(tt.want) {
+				t.Errorf("Snapshot().class = %v; want %s", m["class"], tt.want)
+			}
+		})
+	}
+	t.Run("snapshot values", func(t *testing.T) {
+		got := full.Snapshot()
+		want := provider.Snapshot{Class: provider.ClassRateLimit, HTTPStatus: 429, RetryAfterMS: 60000, RequestID: "req_123", Reason: "scripted"}
+		if got != want {
+			t.Errorf("Snapshot() = %+v; want %+v", got, want)
+		}
+	})
 }
 
 func TestExecutorCancellation(t *testing.T) {
 	t.Run("during a stream", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		a := &fakeAdapter{name: "a", steps: []step{{err: provider.Fail(provider.ClassTransport, "reset", nil), before: cancel}, ok("never")}}
-		b := &fakeAdapter{name: "b", steps: []step{ok("never")}}
-		clock, rec := newFakeClock(), &recorder{}
-		e := &provider.Executor{Clock: clock}
-		_, err := e.Execute(ctx, []provider.Binding{{Target: targetA, Adapter: a}, {Target: targetB, Adapter: b}}, testRequest(), rec)
-		if f := provider.AsFailure(err); f == nil || f.Class != provider.ClassCancelled {
+		first := outcome{err: provider.Fail(provider.ClassTransport, "reset", nil), do: func([]byte) { cancel() }}
+		a := newFakeAdapter(t, "a", first, done("never"))
+		b := newFakeAdapter(t, "b", done("never"))
+		e, clock, chain := setup(t, binding{target: targetA, adapter: a}, binding{target: targetB, adapter: b})
+		rec := &recorder{}
+		_, err := e.Execute(ctx, chain, testRequest(), rec)
+		if classOf(err) != provider.ClassCancelled {
 			t.Fatalf("Execute() error = %v; want CANCELLED", err)
 		}
-		if len(a.bodies) != 1 || len(b.bodies) != 0 || b.prepares != 0 {
-			t.Errorf("Stream calls = %d, %d (b prepared %d); want 1, 0 (0)", len(a.bodies), len(b.bodies), b.prepares)
+		if len(a.Bodies()) != 1 || len(b.Bodies()) != 0 || b.Prepares() != 0 {
+			t.Errorf("Stream calls = %d, %d (b prepared %d); want 1, 0 (0)", len(a.Bodies()), len(b.Bodies()), b.Prepares())
 		}
-		if len(clock.sleeps) != 0 {
-			t.Errorf("slept %v; want none", clock.sleeps)
+		if got := clock.Sleeps(); len(got) != 0 {
+			t.Errorf("slept %v; want none", got)
 		}
-		wantTrace := []string{"request 1 pa/ma", "finish 1 pa/ma failed CANCELLED"}
-		if got := rec.trace(); !reflect.DeepEqual(got, wantTrace) {
-			t.Errorf("events = %q; want %q", got, wantTrace)
-		}
-	})
-	t.Run("during the retry wait", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		a := &fakeAdapter{name: "a", steps: []step{failed(provider.ClassServer), ok("never")}}
-		b := &fakeAdapter{name: "b", steps: []step{ok("never")}}
-		clock, rec := newFakeClock(), &recorder{}
-		clock.onSleep = cancel
-		e := &provider.Executor{Clock: clock, Rand: func() float64 { return 0.5 }}
-		_, err := e.Execute(ctx, []provider.Binding{{Target: targetA, Adapter: a}, {Target: targetB, Adapter: b}}, testRequest(), rec)
-		if f := provider.AsFailure(err); f == nil || f.Class != provider.ClassCancelled {
-			t.Fatalf("Execute() error = %v; want CANCELLED", err)
-		}
-		if len(a.bodies) != 1 || len(b.bodies) != 0 {
-			t.Errorf("Stream calls = %d, %d; want 1, 0", len(a.bodies), len(b.bodies))
-		}
-		for _, ev := range rec.events {
-			if ev.Kind == provider.EventRetryStarted || ev.Kind == provider.EventFallback {
-				t.Errorf("event %s after cancellation; want none", ev.Kind)
-			}
+		if want := []string{"request 1 pa/ma", "finish 1 pa/ma failed CANCELLED"}; !slices.Equal(rec.trace(), want) {
+			t.Errorf("events = %q; want %q", rec.trace(), want)
 		}
 	})
-	t.Run("adapter reports cancellation", func(t *testing.T) {
-		a := &fakeAdapter{name: "a", steps: []step{{err: provider.AsFailure(context.Canceled)}, ok("never")}}
-		b := &fakeAdapter{name: "b", steps: []step{ok("never")}}
-		e := &provider.Executor{Clock: newFakeClock(), Rand: func() float64 { return 0.5 }}
-		chain := []provider.Binding{{Target: targetA, Adapter: a, Retry: provider.RetryPolicy{Mode: provider.RetryAlways}}, {Target: targetB, Adapter: b}}
+	t.Run("adapter reports cancellation in always mode", func(t *testing.T) {
+		a := newFakeAdapter(t, "a", outcome{err: provider.AsFailure(context.Canceled)}, done("never"))
+		b := newFakeAdapter(t, "b", done("never"))
+		e, _, chain := setup(t,
+			binding{target: targetA, adapter: a, policy: provider.RetryPolicy{Mode: provider.RetryAlways}},
+			binding{target: targetB, adapter: b})
 		_, err := e.Execute(t.Context(), chain, testRequest(), &recorder{})
-		if f := provider.AsFailure(err); f == nil || f.Class != provider.ClassCancelled {
+		if classOf(err) != provider.ClassCancelled {
 			t.Fatalf("Execute() error = %v; want CANCELLED", err)
 		}
-		if len(a.bodies) != 1 || len(b.bodies) != 0 {
-			t.Errorf("Stream calls = %d, %d; want 1, 0", len(a.bodies), len(b.bodies))
+		if len(a.Bodies()) != 1 || len(b.Bodies()) != 0 {
+			t.Errorf("Stream calls = %d, %d; want 1, 0", len(a.Bodies()), len(b.Bodies()))
+		}
+	})
+	t.Run("a spent deadline sends nothing", func(t *testing.T) {
+		ctx, cancel := context.WithDeadline(t.Context(), time.Unix(0, 0)) // already past
+		defer cancel()
+		a := newFakeAdapter(t, "a", done("never"))
+		b := newFakeAdapter(t, "b", done("never"))
+		e, _, chain := setup(t, binding{target: targetA, adapter: a}, binding{target: targetB, adapter: b})
+		_, err := e.Execute(ctx, chain, testRequest(), &recorder{})
+		if classOf(err) != provider.ClassTimeout {
+			t.Fatalf("Execute() error = %v; want TIMEOUT", err)
+		}
+		if len(a.Bodies()) != 0 || len(b.Bodies()) != 0 {
+			t.Errorf("Stream calls = %d, %d; want 0, 0", len(a.Bodies()), len(b.Bodies()))
+		}
+	})
+	t.Run("deadline during a stream is not retried", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		defer cancel(nil)
+		deadline, stop := context.WithDeadline(ctx, time.Now().Add(time.Hour))
+		defer stop()
+		a := newFakeAdapter(t, "a", outcome{err: provider.AsFailure(context.DeadlineExceeded), do: func([]byte) { stop() }}, done("never"))
+		b := newFakeAdapter(t, "b", done("never"))
+		e, _, chain := setup(t, binding{target: targetA, adapter: a}, binding{target: targetB, adapter: b})
+		_, err := e.Execute(deadline, chain, testRequest(), &recorder{})
+		if classOf(err) != provider.ClassCancelled && classOf(err) != provider.ClassTimeout {
+			t.Fatalf("Execute() error = %v; want CANCELLED or TIMEOUT", err)
+		}
+		if len(a.Bodies()) != 1 || len(b.Bodies()) != 0 {
+			t.Errorf("Stream calls = %d, %d; want 1, 0", len(a.Bodies()), len(b.Bodies()))
 		}
 	})
 }
-
-func TestExecutorSinkErrorAborts(t *testing.T) {
-	a := &fakeAdapter{name: "a", steps: []step{{resp: ok("x").resp, frames: []string{"f"}}}}
-	sinkErr := errors.New("relay down")
-	obs := &failingObserver{err: sinkErr}
-	e := &provider.Executor{Clock: newFakeClock(), Rand: func() float64 { return 0.5 }}
-	_, err := e.Execute(t.Context(), []provider.Binding{{Target: targetA, Adapter: a, Retry: provider.RetryPolicy{Mode: provider.RetryNever}}}, testRequest(), obs)
-	if !errors.Is(err, sinkErr) {
-		t.Errorf("Execute() error = %v; want it to wrap %v", err, sinkErr)
-	}
-}
-
-type failingObserver struct{ err error }
-
-func (o *failingObserver) Frame(int, provider.Target, provider.Frame) error { return o.err }
-func (o *failingObserver) Event(provider.Event)                             {}
 
 func TestEventKindString(t *testing.T) {
 	tests := []struct {

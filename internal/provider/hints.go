@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -33,13 +34,13 @@ var inBandHint = regexp.MustCompile(`(?i)(?:try again|retry) (?:in|after) ([0-9]
 func RetryHint(h http.Header, message string, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+			return scale(ms, time.Millisecond)
 		}
 	}
 	if v := strings.TrimSpace(h.Get("retry-after")); v != "" {
 		if s, err := strconv.ParseFloat(v, 64); err == nil {
 			if s > 0 {
-				return time.Duration(s * float64(time.Second))
+				return scale(s, time.Second)
 			}
 		} else if t, err := http.ParseTime(v); err == nil {
 			if d := t.Sub(now); d > 0 {
@@ -54,8 +55,17 @@ func RetryHint(h http.Header, message string, now time.Time) time.Duration {
 			if strings.HasPrefix(strings.ToLower(m[2]), "m") {
 				unit = time.Millisecond
 			}
-			return time.Duration(n * float64(unit))
+			return scale(n, unit)
 		}
 	}
 	return 0
+}
+
+// scale is n units, saturating: a hint too large for a Duration is the
+// longest one, never an overflow that reads as negative or as no hint.
+func scale(n float64, unit time.Duration) time.Duration {
+	if d := n * float64(unit); d < math.MaxInt64 {
+		return time.Duration(d)
+	}
+	return math.MaxInt64
 }

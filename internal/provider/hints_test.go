@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -48,6 +49,10 @@ func TestRetryHint(t *testing.T) {
 		{"in-band without a unit", nil, "try again in 5", 0},
 		{"in-band minutes are not seconds", nil, "try again in 6m0s", 0},
 		{"in-band zero", nil, "try again in 0s", 0},
+		{"retry-after-ms overflowing saturates", header("retry-after-ms", "1e300"), "", math.MaxInt64},
+		{"retry-after infinite saturates", header("retry-after", "inf"), "", math.MaxInt64},
+		{"retry-after NaN", header("retry-after", "NaN"), "", 0},
+		{"in-band overflowing saturates", nil, "try again in 99999999999999999999999s", math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,4 +89,23 @@ func TestRequestID(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRetryHint: whatever the headers and message say, the hint is never
+// negative (an overflowing value must not read as "no hint", nor as a
+// negative delay).
+func FuzzRetryHint(f *testing.F) {
+	f.Add("1500", "", "")
+	f.Add("", "7", "")
+	f.Add("", "Fri, 02 Jan 2026 03:04:35 GMT", "")
+	f.Add("", "", "Please try again in 1.1s.")
+	f.Add("1e300", "inf", "try again in 99999999999999999999999s")
+	f.Add("NaN", "-Inf", "retry after 0.000001 ms")
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, ms, seconds, message string) {
+		h := header("retry-after-ms", ms, "retry-after", seconds)
+		if got := provider.RetryHint(h, message, now); got < 0 {
+			t.Errorf("RetryHint(retry-after-ms %q, retry-after %q, %q) = %v; want >= 0", ms, seconds, message, got)
+		}
+	})
 }

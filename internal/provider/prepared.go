@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"slices"
 	"sync/atomic"
 
@@ -39,7 +40,7 @@ func (r *Registry) Prepare(target Target, req *Request) (*PreparedCall, error) {
 		return nil, Fail(ClassNoRoute, SkipUnknown, ErrUnknownProvider)
 	}
 	if reg.Metadata.Deprecated {
-		return nil, Fail(ClassDeprecated, SkipDeprecated, ErrDeprecatedRefusal)
+		return nil, Fail(ClassDeprecated, SkipDeprecated, fmt.Errorf("%w: %q", ErrDeprecatedRefusal, target.Provider))
 	}
 	i := slices.IndexFunc(reg.Metadata.Models, func(m Model) bool { return m.Name == target.Model })
 	if i < 0 {
@@ -51,11 +52,13 @@ func (r *Registry) Prepare(target Target, req *Request) (*PreparedCall, error) {
 	}
 	body, err := reg.Adapter.Prepare(req, model)
 	if err != nil {
-		f := AsFailure(err)
-		if f.Class == ClassTransport { // not a transport problem: the request could not be built
-			f = Fail(ClassInvalidRequest, SkipPrepareFailed, err)
+		// The request could not be built: never a transport problem, and the
+		// reason stays a Skip constant whatever the adapter said.
+		class := AsFailure(err).Class
+		if class == ClassTransport {
+			class = ClassInvalidRequest
 		}
-		return nil, f
+		return nil, Fail(class, SkipPrepareFailed, err)
 	}
 	return &PreparedCall{
 		target: target, regID: reg.ID, api: reg.Metadata.API, model: model,
@@ -88,9 +91,23 @@ func (p *PreparedCall) claim() error {
 }
 
 // attempt sends the body once. The body must be exactly what was prepared.
-func (p *PreparedCall) attempt(ctx context.Context, sink Sink) (*assemble.Response, error) {
+// Whatever the adapter does, the attempt ends as a response or a failure:
+// a panic or a response-less success is a PROVIDER_ERROR, not a crash.
+func (p *PreparedCall) attempt(ctx context.Context, sink Sink) (resp *assemble.Response, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, AsFailure(err)
+	}
 	if sha256.Sum256(p.body) != p.sum {
 		return nil, Fail(ClassInvalidCall, "prepared body changed after preparation", nil)
 	}
-	return p.adapter.Stream(ctx, p.body, sink)
+	defer func() {
+		if v := recover(); v != nil {
+			resp, err = nil, Fail(ClassProvider, "adapter panicked", fmt.Errorf("provider: adapter %s panicked: %T", p.regID, v))
+		}
+	}()
+	resp, err = p.adapter.Stream(ctx, p.body, sink)
+	if err == nil && resp == nil {
+		err = Fail(ClassProvider, "adapter returned no response", nil)
+	}
+	return resp, err
 }

@@ -160,7 +160,10 @@ func (r *Registry) Lookup(provider string) (Registration, bool) {
 	if !ok {
 		return Registration{}, false
 	}
-	return x.Registration, true
+	reg := x.Registration
+	reg.Routes = slices.Clone(reg.Routes) // the caller's copy must not reach the registry
+	reg.Metadata.Models = slices.Clone(reg.Metadata.Models)
+	return reg, true
 }
 
 // Models returns the models provider advertises: none for a deprecated one.

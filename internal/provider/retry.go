@@ -46,11 +46,10 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Mode == "" {
 		p.Mode = d.Mode
 	}
-	switch {
-	case p.MaxRetries == 0:
+	// A negative MaxRetries or Jitter stays negative (none), so that
+	// applying the defaults again changes nothing.
+	if p.MaxRetries == 0 {
 		p.MaxRetries = d.MaxRetries
-	case p.MaxRetries < 0:
-		p.MaxRetries = 0
 	}
 	if p.Initial <= 0 {
 		p.Initial = d.Initial
@@ -58,11 +57,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Max <= 0 {
 		p.Max = d.Max
 	}
-	switch {
-	case p.Jitter == 0:
+	p.Initial = min(p.Initial, p.Max) // Max caps the first delay too
+	if p.Jitter == 0 {
 		p.Jitter = d.Jitter
-	case p.Jitter < 0:
-		p.Jitter = 0
 	}
 	return p
 }
@@ -95,7 +92,7 @@ func (p RetryPolicy) NewBackOff() backoff.BackOff {
 	b.InitialInterval = p.Initial
 	b.Multiplier = 2
 	b.MaxInterval = p.Max
-	b.RandomizationFactor = p.Jitter
+	b.RandomizationFactor = max(p.Jitter, 0)
 	b.MaxElapsedTime = 0 // never give up on elapsed time: the mode decides
 	b.Reset()
 	return b
@@ -107,7 +104,7 @@ func (p RetryPolicy) NewBackOff() backoff.BackOff {
 // not waited for, so the chain moves to the next target instead.
 func (p RetryPolicy) Next(bo backoff.BackOff, f *Failure, retries int) (time.Duration, bool) {
 	p = p.withDefaults()
-	if !p.Retryable(f.Class) || p.Mode == RetryNormal && retries > p.MaxRetries {
+	if !p.Retryable(f.Class) || p.Mode != RetryAlways && retries > p.MaxRetries { // an unknown mode counts like normal
 		return 0, false
 	}
 	computed := bo.NextBackOff()

@@ -12,7 +12,7 @@ var allClasses = []provider.Class{
 	provider.ClassMalformed, provider.ClassStreamClosed, provider.ClassEmpty, provider.ClassAuth,
 	provider.ClassQuota, provider.ClassPayment, provider.ClassTooLarge, provider.ClassInvalidRequest,
 	provider.ClassProvider, provider.ClassCancelled, provider.ClassNoRoute, provider.ClassUnsupported,
-	provider.ClassDeprecated, provider.ClassInvalidCall,
+	provider.ClassDeprecated, provider.ClassInvalidCall, provider.ClassIncomplete,
 }
 
 func TestRetryPolicyRetryable(t *testing.T) {
@@ -48,61 +48,134 @@ func TestRetryPolicyRetryable(t *testing.T) {
 	}
 }
 
-func TestRetryPolicyDelay(t *testing.T) {
-	const (
-		ms = time.Millisecond
-		s  = time.Second
-	)
-	fixed := func(v float64) func() float64 { return func() float64 { return v } }
+func TestRetryPolicyKey(t *testing.T) {
+	tests := []struct {
+		policy provider.RetryPolicy
+		want   string
+	}{
+		{provider.RetryPolicy{}, "normal"},
+		{provider.RetryPolicy{Mode: provider.RetryAlways}, "always"},
+		{provider.RetryPolicy{Mode: provider.RetryNever}, "never"},
+	}
+	for _, tt := range tests {
+		if got := tt.policy.Key(); got != tt.want {
+			t.Errorf("RetryPolicy{Mode: %q}.Key() = %q; want %q", tt.policy.Mode, got, tt.want)
+		}
+	}
+}
+
+// step is one call of Next in a sequence.
+type step struct {
+	class provider.Class
+	hint  time.Duration
+	want  time.Duration
+	ok    bool
+}
+
+func TestRetryPolicyNext(t *testing.T) {
+	const s = time.Second
+	srv := func(want time.Duration) step { return step{class: provider.ClassServer, want: want, ok: true} }
+	stop := func(c provider.Class) step { return step{class: c} }
+	always := provider.RetryPolicy{Mode: provider.RetryAlways, Jitter: -1}
 	tests := []struct {
 		name   string
 		policy provider.RetryPolicy
-		n      int
-		hint   time.Duration
-		rnd    float64
-		want   time.Duration
-		ok     bool
+		steps  []step
 	}{
-		{"first, no jitter", provider.RetryPolicy{}, 1, 0, 0.5, 500 * ms, true},
-		{"second doubles", provider.RetryPolicy{}, 2, 0, 0.5, 1 * s, true},
-		{"third", provider.RetryPolicy{}, 3, 0, 0.5, 2 * s, true},
-		{"fourth", provider.RetryPolicy{}, 4, 0, 0.5, 4 * s, true},
-		{"fifth", provider.RetryPolicy{}, 5, 0, 0.5, 8 * s, true},
-		{"sixth capped", provider.RetryPolicy{}, 6, 0, 0.5, 10 * s, true},
-		{"far beyond, capped", provider.RetryPolicy{}, 60, 0, 0.5, 10 * s, true},
-		{"jitter low", provider.RetryPolicy{}, 1, 0, 0, 450 * ms, true},
-		{"jitter high", provider.RetryPolicy{}, 2, 0, 1, 1100 * ms, true},
-		{"jitter on the cap", provider.RetryPolicy{}, 9, 0, 0, 9 * s, true},
-		{"jitter quarter", provider.RetryPolicy{}, 3, 0, 0.25, 1900 * ms, true},
-		{"custom initial and cap", provider.RetryPolicy{Initial: 100 * ms, Max: 300 * ms, Jitter: 0.5}, 3, 0, 1, 450 * ms, true},
-		{"hint honoured", provider.RetryPolicy{}, 1, 1100 * ms, 0, 1100 * ms, true},
-		{"hint has no jitter", provider.RetryPolicy{}, 2, 3 * s, 1, 3 * s, true},
-		{"hint at the cap", provider.RetryPolicy{}, 1, 10 * s, 0.5, 10 * s, true},
-		{"hint beyond the cap", provider.RetryPolicy{}, 1, 10*s + ms, 0.5, 0, false},
-		{"hint beyond a custom cap", provider.RetryPolicy{Max: 2 * s}, 1, 3 * s, 0.5, 0, false},
+		{"normal: two retries", noJitter, []step{srv(500 * ms), srv(s), stop(provider.ClassServer)}},
+		{"always: doubling to the cap", always, []step{srv(500 * ms), srv(s), srv(2 * s), srv(4 * s), srv(8 * s), srv(10 * s), srv(10 * s), srv(10 * s)}},
+		{"custom initial and cap", provider.RetryPolicy{Mode: provider.RetryAlways, Initial: 100 * ms, Max: 300 * ms, Jitter: -1}, []step{srv(100 * ms), srv(200 * ms), srv(300 * ms), srv(300 * ms)}},
+		{"initial above the cap", provider.RetryPolicy{Mode: provider.RetryAlways, Initial: 20 * s, Jitter: -1}, []step{srv(10 * s), srv(10 * s)}},
+		{"max retries 3", provider.RetryPolicy{MaxRetries: 3, Jitter: -1}, []step{srv(500 * ms), srv(s), srv(2 * s), stop(provider.ClassServer)}},
+		{"negative max retries", provider.RetryPolicy{MaxRetries: -1}, []step{stop(provider.ClassServer)}},
+		{"never", provider.RetryPolicy{Mode: provider.RetryNever}, []step{stop(provider.ClassServer)}},
+		{"not retryable", noJitter, []step{stop(provider.ClassAuth)}},
+		{"hint honoured without jitter", provider.RetryPolicy{}, []step{{class: provider.ClassRateLimit, hint: 1100 * ms, want: 1100 * ms, ok: true}}},
+		{"hint at the cap", provider.RetryPolicy{}, []step{{class: provider.ClassRateLimit, hint: 10 * s, want: 10 * s, ok: true}}},
+		{"hint beyond the cap", provider.RetryPolicy{}, []step{{class: provider.ClassRateLimit, hint: 10*s + ms}}},
+		{"hint beyond a custom cap", provider.RetryPolicy{Max: 2 * s}, []step{{class: provider.ClassRateLimit, hint: 3 * s}}},
+		{"hint on a non-retryable class", provider.RetryPolicy{}, []step{{class: provider.ClassQuota, hint: s}}},
+		{"hint does not reset the backoff", noJitter, []step{{class: provider.ClassRateLimit, hint: 3 * s, want: 3 * s, ok: true}, srv(s)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := tt.policy.Delay(tt.n, tt.hint, fixed(tt.rnd))
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("Delay(%d, %v, rnd=%v) = %v, %v; want %v, %v", tt.n, tt.hint, tt.rnd, got, ok, tt.want, tt.ok)
+			bo := tt.policy.NewBackOff()
+			for i, st := range tt.steps {
+				f := provider.Fail(st.class, "test", nil)
+				f.RetryAfter = st.hint
+				got, ok := tt.policy.Next(bo, f, i+1)
+				if got != st.want || ok != st.ok {
+					t.Errorf("Next(%s, hint %v, %d) = %v, %v; want %v, %v", st.class, st.hint, i+1, got, ok, st.want, st.ok)
+				}
 			}
 		})
 	}
 }
 
-// TestRetryPolicyDelayJitterBounds: with the real random source every delay
-// stays within ±10% of its base.
-func TestRetryPolicyDelayJitterBounds(t *testing.T) {
-	var p provider.RetryPolicy
-	for n := 1; n <= 8; n++ {
-		base := min(500*time.Millisecond<<(n-1), 10*time.Second)
-		lo, hi := time.Duration(float64(base)*0.9), time.Duration(float64(base)*1.1)
-		for range 200 {
-			d, ok := p.Delay(n, 0, nil)
-			if !ok || d < lo || d > hi {
-				t.Fatalf("Delay(%d, 0, nil) = %v, %v; want within [%v, %v], true", n, d, ok, lo, hi)
+// TestRetryPolicyNextJitter: with the default 10% jitter every delay stays
+// within ±10% of its base.
+func TestRetryPolicyNextJitter(t *testing.T) {
+	p := provider.RetryPolicy{Mode: provider.RetryAlways}
+	f := provider.Fail(provider.ClassServer, "test", nil)
+	for range 200 {
+		bo := p.NewBackOff()
+		for n := 1; n <= 8; n++ {
+			w := jittered(min(500*ms<<(n-1), 10*time.Second))
+			if d, ok := p.Next(bo, f, n); !ok || !w.has(d) {
+				t.Fatalf("Next(SERVER, %d) = %v, %v; want within %v, true", n, d, ok, w)
 			}
 		}
 	}
+}
+
+// FuzzRetryPolicyNext: whatever the mode, class, retry count, hint and
+// delays, Next never panics, never waits less than zero or more than
+// Max+10%, honours a hint up to Max exactly, never retries a hint beyond
+// Max, and outside always mode never exceeds MaxRetries.
+func FuzzRetryPolicyNext(f *testing.F) {
+	f.Add("normal", "SERVER", uint8(3), int64(0), uint32(0), uint32(0))
+	f.Add("always", "AUTH", uint8(20), int64(0), uint32(0), uint32(0))
+	f.Add("always", "RATE_LIMIT", uint8(2), int64(1500), uint32(100), uint32(2000))
+	f.Add("never", "SERVER", uint8(1), int64(0), uint32(0), uint32(0))
+	f.Add("normal", "RATE_LIMIT", uint8(2), int64(60000), uint32(0), uint32(0))
+	f.Add("", "CANCELLED", uint8(1), int64(-5), uint32(1), uint32(1))
+	f.Add("Always", "TIMEOUT", uint8(9), int64(0), uint32(20000), uint32(10000))
+	f.Fuzz(func(t *testing.T, mode, class string, retries uint8, hintMS int64, initialMS, maxMS uint32) {
+		p := provider.RetryPolicy{
+			Mode:    provider.RetryMode(mode),
+			Initial: time.Duration(initialMS) * ms,
+			Max:     time.Duration(maxMS) * ms,
+		}
+		limit := p.Max
+		if limit <= 0 {
+			limit = provider.DefaultRetryPolicy.Max
+		}
+		fail := provider.Fail(provider.Class(class), "fuzz", nil)
+		fail.RetryAfter = time.Duration(hintMS%(1<<40)) * ms
+		bo := p.NewBackOff()
+		for n := 1; n <= int(retries%64); n++ {
+			d, ok := p.Next(bo, fail, n)
+			if d < 0 || d > limit+limit/10 {
+				t.Fatalf("Next(%q, %q, %d, hint %v) with Initial %v Max %v = %v; want within [0, %v]", mode, class, n, fail.RetryAfter, p.Initial, p.Max, d, limit+limit/10)
+			}
+			if !ok && d != 0 {
+				t.Fatalf("Next(%q, %q, %d) = %v, false; want 0 when not retrying", mode, class, n, d)
+			}
+			if ok && !p.Retryable(fail.Class) {
+				t.Fatalf("Next(%q, %q, %d) retries a class Retryable refuses", mode, class, n)
+			}
+			if ok && fail.RetryAfter > 0 && d != fail.RetryAfter {
+				t.Fatalf("Next(%q, %q, %d, hint %v) = %v; want the hint exactly", mode, class, n, fail.RetryAfter, d)
+			}
+			if ok && fail.RetryAfter > limit {
+				t.Fatalf("Next(%q, %q, %d, hint %v) retries; want no retry for a hint beyond Max %v", mode, class, n, fail.RetryAfter, limit)
+			}
+			if ok && p.Mode != provider.RetryAlways && n > provider.DefaultRetryPolicy.MaxRetries {
+				t.Fatalf("Next(%q, %q, %d) retries; want at most %d retries outside always mode", mode, class, n, provider.DefaultRetryPolicy.MaxRetries)
+			}
+			if !ok {
+				return
+			}
+		}
+	})
 }
