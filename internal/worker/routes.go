@@ -6,6 +6,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/deepseek"
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
 )
 
@@ -27,8 +28,13 @@ func (t routeTable) Chain(route string) ([]provider.Target, error) {
 // newAdapter builds the adapter of a provider's wire API.
 func newAdapter(p config.Provider, key string, hc *http.Client) (provider.Adapter, error) {
 	switch p.API {
-	case config.APIOpenAIChat, config.APIDeepSeekChat:
+	case config.APIOpenAIChat:
 		return openaichat.New(openaichat.Options{
+			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(),
+		})
+	case config.APIDeepSeekChat:
+		return deepseek.New(deepseek.Options{
 			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(),
 		})

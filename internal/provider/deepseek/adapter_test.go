@@ -1,0 +1,320 @@
+package deepseek
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// payloads returns the data of every "data: " line of an SSE body, in order.
+func payloads(body []byte) [][]byte {
+	var out [][]byte
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		if p, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestStreamFixtures serves DeepSeek-shaped streams over HTTP through the
+// real adapter.
+func TestStreamFixtures(t *testing.T) {
+	type call struct{ id, name, args string }
+	tests := []struct {
+		file      string
+		class     provider.Class // empty: success
+		text      string
+		reasoning string
+		calls     []call
+		finish    string
+		rawFinish string
+		usage     *wire.Usage
+	}{
+		{
+			file:      "thinking_tool_call.sse",
+			reasoning: "The user wants the weather in Paris and Tokyo. I will call get_weather twice.",
+			calls: []call{
+				{"call_00_ZbU2cV6cZtc5Dw8qkSPY7ZOX", "get_weather", `{"city": "Paris"}`},
+				{"call_01_Qm4hT9xLw2Rk7Vb3Np8sJd5F", "get_weather", `{"city": "Tokyo\u00e9"}`},
+			},
+			finish: wire.FinishToolCalls, rawFinish: "tool_calls",
+			// prompt_tokens 1200 include 1024 cache hits.
+			usage: &wire.Usage{InputTokens: 176, CachedInputTokens: 1024, OutputTokens: 85, ReasoningTokens: 40},
+		},
+		{
+			file:      "plain_answer_reasoning.sse",
+			text:      "The answer is 42.",
+			reasoning: "Six times seven is forty-two.",
+			finish:    wire.FinishStop, rawFinish: "stop",
+			usage: &wire.Usage{InputTokens: 44, CachedInputTokens: 256, OutputTokens: 31, ReasoningTokens: 12},
+		},
+		{
+			file:   "keep_alive_queued.sse",
+			text:   "Hello from the queue.",
+			finish: wire.FinishStop, rawFinish: "stop",
+			usage: &wire.Usage{InputTokens: 12, OutputTokens: 5},
+		},
+		{
+			file:   "insufficient_system_resource.sse",
+			text:   "Partial ans",
+			finish: wire.FinishIncomplete, rawFinish: "insufficient_system_resource",
+			usage: &wire.Usage{InputTokens: 40, OutputTokens: 3},
+		},
+		{
+			file:      "length_in_reasoning.sse",
+			reasoning: "Let me think about this very carefully, step by",
+			finish:    wire.FinishLength, rawFinish: "length",
+			usage: &wire.Usage{InputTokens: 20, OutputTokens: 16, ReasoningTokens: 16},
+		},
+		{file: "malformed_chunk.sse", class: provider.ClassMalformed},
+		{file: "no_done.sse", class: provider.ClassStreamClosed},
+		{file: "empty_stop.sse", class: provider.ClassEmpty},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			body := fixture(t, tt.file)
+			srv, _ := serve(t, sse(body))
+			o := stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
+
+			// Every frame is relayed as it arrived, byte for byte.
+			want := payloads(body)
+			if len(o.frames) > len(want) {
+				t.Fatalf("Stream() relayed %d frames; the stream has %d", len(o.frames), len(want))
+			}
+			for i, f := range o.frames {
+				if !bytes.Equal(f.Raw, want[i]) {
+					t.Errorf("frame %d Raw = %q; want %q", i, f.Raw, want[i])
+				}
+			}
+			if tt.class != "" {
+				f := o.failure()
+				if f == nil || f.Class != tt.class {
+					t.Fatalf("Stream() error = %v; want %s", o.err, tt.class)
+				}
+				if f.RequestID != traceID {
+					t.Errorf("Failure.RequestID = %q; want the x-ds-trace-id %q", f.RequestID, traceID)
+				}
+				if got := o.deltaText(); strings.Contains(got, "Thinking") {
+					t.Errorf("relayed text = %q; reasoning must never be a visible delta", got)
+				}
+				return
+			}
+			if o.err != nil {
+				t.Fatalf("Stream() error = %v; want nil", o.err)
+			}
+			if len(o.frames) != len(want) {
+				t.Errorf("Stream() relayed %d frames; want %d", len(o.frames), len(want))
+			}
+			r := o.resp
+			if r.Text != tt.text || r.Reasoning != tt.reasoning {
+				t.Errorf("Stream() text, reasoning = %q, %q; want %q, %q", r.Text, r.Reasoning, tt.text, tt.reasoning)
+			}
+			if got := o.deltaText(); got != tt.text {
+				t.Errorf("relayed text = %q; want %q (reasoning never in deltas)", got, tt.text)
+			}
+			if r.FinishReason != tt.finish || r.RawFinishReason != tt.rawFinish {
+				t.Errorf("Stream() finish = %q (%q); want %q (%q)", r.FinishReason, r.RawFinishReason, tt.finish, tt.rawFinish)
+			}
+			if !reflect.DeepEqual(r.Usage, tt.usage) {
+				t.Errorf("Stream() usage = %+v; want %+v", r.Usage, tt.usage)
+			}
+			var calls []call
+			for _, c := range r.ToolCalls {
+				calls = append(calls, call{c.ProviderID, c.Name, c.Arguments})
+			}
+			if !reflect.DeepEqual(calls, tt.calls) {
+				t.Errorf("Stream() tool calls = %q; want %q", calls, tt.calls)
+			}
+			if !r.Executable() {
+				t.Errorf("Stream() response not executable: %+v", r)
+			}
+			checkTerminalFrame(t, o, r)
+		})
+	}
+}
+
+// checkTerminalFrame: the literal [DONE] is the frame that ends the blocks
+// and carries the final finish and usage, and no earlier frame does.
+func checkTerminalFrame(t *testing.T, o outcome, r *assemble.Response) {
+	t.Helper()
+	last := o.frames[len(o.frames)-1]
+	if string(last.Raw) != "[DONE]" {
+		t.Fatalf("last frame Raw = %q; want [DONE]", last.Raw)
+	}
+	if last.Delta == nil || last.Delta.FinishReason != r.FinishReason || !reflect.DeepEqual(last.Delta.Usage, r.Usage) {
+		t.Errorf("[DONE] delta = %+v; want finish %q and usage %+v", last.Delta, r.FinishReason, r.Usage)
+	}
+	ends := 0
+	if last.Delta != nil {
+		for _, tc := range last.Delta.ToolCalls {
+			if tc.End {
+				ends++
+			}
+		}
+	}
+	if ends != len(r.ToolCalls) {
+		t.Errorf("[DONE] delta ends %d tool calls; want %d", ends, len(r.ToolCalls))
+	}
+	for i, f := range o.frames[:len(o.frames)-1] {
+		if f.Delta == nil {
+			continue
+		}
+		if f.Delta.FinishReason != "" || f.Delta.Usage != nil {
+			t.Errorf("frame %d delta = %+v; finish and usage come only with [DONE]", i, f.Delta)
+		}
+		for _, tc := range f.Delta.ToolCalls {
+			if tc.End {
+				t.Errorf("frame %d ends tool call %d before [DONE]", i, tc.Index)
+			}
+		}
+	}
+}
+
+// TestStreamHTTPErrors: DeepSeek's documented error statuses, each with its
+// x-ds-trace-id kept as the failure's request id.
+func TestStreamHTTPErrors(t *testing.T) {
+	const echoMissing = `{"error":{"message":"The reasoning_content in the thinking mode must be passed back to the API.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		class     provider.Class
+		retryable bool
+	}{
+		{"reasoning_content not passed back", 400, echoMissing, provider.ClassInvalidRequest, false},
+		{"invalid format", 400, `{"error":{"message":"Invalid request format","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`, provider.ClassInvalidRequest, false},
+		{"authentication fails", 401, `{"error":{"message":"Authentication Fails, Your api key: ****test is invalid","type":"authentication_error","param":null,"code":"invalid_request_error"}}`, provider.ClassAuth, false},
+		{"insufficient balance", 402, `{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}`, provider.ClassPayment, false},
+		{"invalid parameters", 422, `{"error":{"message":"Invalid parameters","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`, provider.ClassInvalidRequest, false},
+		{"rate limit reached", 429, `{"error":{"message":"Rate Limit Reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}`, provider.ClassRateLimit, true},
+		{"server error", 500, `{"error":{"message":"Server Error","type":"server_error","param":null,"code":"server_error"}}`, provider.ClassServer, true},
+		{"server overloaded", 503, `{"error":{"message":"Server Overloaded","type":"server_error","param":null,"code":"server_busy"}}`, provider.ClassServer, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, got := serve(t, reply(tt.status, tt.body, "x-ds-trace-id", traceID))
+			o := stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
+			f := o.failure()
+			if f == nil {
+				t.Fatalf("Stream() = %+v; want failure %s", o.resp, tt.class)
+			}
+			if f.Class != tt.class || f.Status != tt.status || f.RequestID != traceID {
+				t.Errorf("Stream() failure = {%s %d %q}; want {%s %d %q}", f.Class, f.Status, f.RequestID, tt.class, tt.status, traceID)
+			}
+			if r := provider.DefaultRetryPolicy.Retryable(f.Class); r != tt.retryable {
+				t.Errorf("DefaultRetryPolicy.Retryable(%s) = %v; want %v", f.Class, r, tt.retryable)
+			}
+			if n := len(got.all()); n != 1 {
+				t.Errorf("server saw %d requests; want 1 (the executor owns retries)", n)
+			}
+			if msg := f.Error(); strings.Contains(msg, "reasoning_content") || strings.Contains(msg, "test") {
+				t.Errorf("Failure.Error() = %q; must not carry the provider's message", msg)
+			}
+		})
+	}
+}
+
+// TestStreamKeepAliveIsNotProgress: a request queued behind keep-alive
+// comments, with no event, hits the idle timeout.
+func TestStreamKeepAliveIsNotProgress(t *testing.T) {
+	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("x-ds-trace-id", traceID)
+		w.WriteHeader(http.StatusOK)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	o := stream(t, newAdapter(t, srv.URL, Options{IdleTimeout: 50 * time.Millisecond}), []byte(`{}`))
+	f := o.failure()
+	if f == nil || f.Class != provider.ClassTimeout {
+		t.Fatalf("Stream() error = %v; want TIMEOUT", o.err)
+	}
+	if f.RequestID != traceID {
+		t.Errorf("Failure.RequestID = %q; want %q", f.RequestID, traceID)
+	}
+	if len(o.frames) != 0 {
+		t.Errorf("Stream() relayed %d frames; comments are not frames", len(o.frames))
+	}
+}
+
+// TestStreamRequest: the body goes verbatim to BaseURL/chat/completions
+// with the given key and headers.
+func TestStreamRequest(t *testing.T) {
+	srv, got := serve(t, sse(fixture(t, "keep_alive_queued.sse")))
+	t.Setenv("DEEPSEEK_API_KEY", "sk-from-env")
+	t.Setenv("OPENAI_API_KEY", "sk-from-env")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/env")
+	a, err := New(Options{BaseURL: srv.URL, APIKey: "sk-explicit", Headers: map[string]string{"X-Custom": "c"}})
+	if err != nil {
+		t.Fatalf("New() error = %v", err)
+	}
+	body := []byte(`{"model":"deepseek-chat","messages":[]}`)
+	if o := stream(t, a, body); o.err != nil {
+		t.Fatalf("Stream() error = %v; want nil", o.err)
+	}
+	reqs := got.all()
+	if len(reqs) != 1 {
+		t.Fatalf("server saw %d requests; want 1", len(reqs))
+	}
+	r := reqs[0]
+	checks := []struct{ what, got, want string }{
+		{"path", r.Path, "/chat/completions"},
+		{"Authorization", r.Header.Get("Authorization"), "Bearer sk-explicit"},
+		{"X-Custom", r.Header.Get("X-Custom"), "c"},
+		{"Content-Type", r.Header.Get("Content-Type"), "application/json"},
+		{"body", string(r.Body), string(body)},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("request %s = %q; want %q", c.what, c.got, c.want)
+		}
+	}
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name    string
+		o       Options
+		wantErr bool
+	}{
+		{"default base URL", Options{}, false},
+		{"https", Options{BaseURL: "https://api.deepseek.com", IdleTimeout: time.Second}, false},
+		{"no scheme", Options{BaseURL: "api.deepseek.com"}, true},
+		{"ftp", Options{BaseURL: "ftp://x"}, true},
+		{"negative idle timeout", Options{BaseURL: "https://api.deepseek.com", IdleTimeout: -time.Second}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := New(tt.o)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("New(%+v) error = %v; want error %v", tt.o, err, tt.wantErr)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "deepseek: ") {
+				t.Errorf("New(%+v) error = %q; want the deepseek: prefix", tt.o, err)
+			}
+			if err == nil && a == nil {
+				t.Errorf("New(%+v) = nil, nil; want an adapter", tt.o)
+			}
+		})
+	}
+}
