@@ -46,19 +46,6 @@ func DefaultCapabilities(api string) Capabilities {
 	return Capabilities{Text: true}
 }
 
-// Intersect is what both a and b can do.
-func (a Capabilities) Intersect(b Capabilities) Capabilities {
-	return Capabilities{
-		Text:                 a.Text && b.Text,
-		Streaming:            a.Streaming && b.Streaming,
-		Tools:                a.Tools && b.Tools,
-		NativeToolHistory:    a.NativeToolHistory && b.NativeToolHistory,
-		ReasoningEcho:        a.ReasoningEcho || b.ReasoningEcho, // a requirement, not an ability
-		StatefulContinuation: a.StatefulContinuation && b.StatefulContinuation,
-		StructuredOutput:     a.StructuredOutput && b.StructuredOutput,
-	}
-}
-
 // Model is one advertised model and its context.
 type Model struct {
 	Name string

@@ -23,10 +23,21 @@ type streamOptions struct {
 
 type chatMessage struct {
 	Role string `json:"role"`
-	// Content is null only for an assistant message with tool calls and no text.
-	Content    *string        `json:"content"`
+	// Content is a string, content parts (text with images), or null only
+	// for an assistant message with tool calls and no text.
+	Content    any            `json:"content"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type contentPart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
 }
 
 type chatToolCall struct {
@@ -63,15 +74,24 @@ func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, 
 	}
 	if req.System != "" {
 		s := req.System
-		body.Messages = append(body.Messages, chatMessage{Role: string(wire.RoleSystem), Content: &s})
+		body.Messages = append(body.Messages, chatMessage{Role: string(wire.RoleSystem), Content: s})
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		cm := chatMessage{Role: string(m.Role), ToolCallID: m.ToolCallID}
-		content := m.Content
-		cm.Content = &content
+		cm.Content = m.Content
+		if len(m.Images) > 0 {
+			if m.Role != wire.RoleUser {
+				return nil, provider.Fail(provider.ClassInvalidRequest, "images on a non-user message", nil)
+			}
+			parts := []contentPart{{Type: "text", Text: m.Content}}
+			for _, url := range m.Images {
+				parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: url}})
+			}
+			cm.Content = parts
+		}
 		if m.Role == wire.RoleAssistant && len(m.ToolCalls) > 0 {
-			if content == "" {
+			if m.Content == "" {
 				cm.Content = nil
 			}
 			for _, c := range m.ToolCalls {

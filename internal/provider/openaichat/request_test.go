@@ -3,6 +3,7 @@ package openaichat
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/provider"
@@ -169,5 +170,22 @@ func TestPrepareUnserializable(t *testing.T) {
 	_, err := a.Prepare(req, provider.Model{Name: "m"})
 	if f := provider.AsFailure(err); f == nil || f.Class != provider.ClassInvalidRequest {
 		t.Errorf("Prepare(unserializable schema) error = %v; want INVALID_REQUEST", err)
+	}
+}
+
+func TestPrepareImages(t *testing.T) {
+	a := newAdapter(t, "http://127.0.0.1:1/v1", Options{})
+	req := &provider.Request{Messages: []provider.Message{{Role: wire.RoleUser, Content: "what is this?", Images: []string{"https://example.com/cat.png"}}}}
+	body, err := a.Prepare(req, provider.Model{Name: "m"})
+	if err != nil {
+		t.Fatalf("Prepare(image) error = %v", err)
+	}
+	want := `"content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"https://example.com/cat.png"}}]`
+	if !strings.Contains(string(body), want) {
+		t.Errorf("Prepare(image) = %s; want content parts %s", body, want)
+	}
+	bad := &provider.Request{Messages: []provider.Message{{Role: wire.RoleAssistant, Content: "x", Images: []string{"u"}}}}
+	if _, err := a.Prepare(bad, provider.Model{Name: "m"}); provider.AsFailure(err).Class != provider.ClassInvalidRequest {
+		t.Errorf("Prepare(assistant image) error = %v; want INVALID_REQUEST", err)
 	}
 }
