@@ -1,0 +1,27 @@
+package scripted
+
+import "errors"
+
+// Errors of derivation, loading and replay.
+var (
+	// ErrNoMarker: an attempt's chunks have no end marker (the worker
+	// crashed or the stream hung) and no Override supplies its outcome.
+	ErrNoMarker = errors.New("scripted: attempt has no end marker; a thrown stream or a hang needs an Override")
+	// ErrInconsistent: the chunk log cannot be one turn's record (a gap or a
+	// duplicate in a sequence, chunks after an end marker, an unknown
+	// marker, chunks of another turn or target).
+	ErrInconsistent = errors.New("scripted: inconsistent chunk log")
+	// ErrOverride: an Override is invalid, duplicated, matches no attempt,
+	// or contradicts a recorded end marker.
+	ErrOverride = errors.New("scripted: invalid override")
+	// ErrNoChunks: the turn has no chunks in TURN_CHUNKS.
+	ErrNoChunks = errors.New("scripted: turn has no chunks")
+	// ErrExhausted: Stream was called after every scripted call was served.
+	ErrExhausted = errors.New("scripted: no scripted call left")
+	// ErrDiverged: the re-run asked for something the recording does not
+	// hold (another target), or the frames replayed to another outcome than
+	// the recorded one.
+	ErrDiverged = errors.New("scripted: replay diverged from the recording")
+	// ErrNotPrepared: Stream got a body the scripted adapter did not prepare.
+	ErrNotPrepared = errors.New("scripted: body was not prepared by the scripted adapter")
+)
