@@ -19,6 +19,7 @@ type Bus struct {
 	messages jetstream.Stream
 	results  jetstream.Stream
 	submit   jetstream.Stream
+	chunks   jetstream.Stream
 }
 
 // New binds to the streams of an ensured topology.
@@ -35,7 +36,11 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 	if err != nil {
 		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamSubmit, err)
 	}
-	return &Bus{js: js, subjects: subjects, messages: messages, results: results, submit: submit}, nil
+	chunks, err := js.Stream(ctx, wire.StreamChunks)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamChunks, err)
+	}
+	return &Bus{js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks}, nil
 }
 
 // Subjects returns the subject names the bus uses.

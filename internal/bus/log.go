@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -109,4 +110,20 @@ func (b *Bus) dropOrdered(ctx context.Context, cons jetstream.Consumer) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	_ = b.js.DeleteConsumer(ctx, info.Stream, info.Name) // best effort: it expires anyway
+}
+
+// LastAttempt returns the step and attempt of a turn's last stored chunk
+// (0, 0 when it has none), so a resumed turn numbers its next attempts
+// after those an earlier delivery already published.
+func (b *Bus) LastAttempt(ctx context.Context, session, turn string) (step, attempt int, err error) {
+	m, err := b.chunks.GetLastMsgForSubject(ctx, b.subjects.Chunk(session, turn))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("bus: last chunk: %w", err)
+	}
+	step, _ = strconv.Atoi(m.Header.Get(wire.HeaderStep))
+	attempt, _ = strconv.Atoi(m.Header.Get(wire.HeaderAttempt))
+	return step, attempt, nil
 }

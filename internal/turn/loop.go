@@ -59,6 +59,9 @@ type Input struct {
 	Delivery    int
 	Writer      Writer
 	OpenResults ResultsOpener
+	// LastStep and LastAttempt locate the turn's last published chunk, so
+	// a resumed step numbers its attempts after the earlier delivery's.
+	LastStep, LastAttempt int
 }
 
 // Outcome is how a delivery ended. Err means the loop could not write what
@@ -85,6 +88,8 @@ type run struct {
 	tools   map[string]wire.Tool
 	usage   wire.Usage
 	started time.Time
+	// lastStep and lastAttempt: the chunk log's tail when the run began.
+	lastStep, lastAttempt int
 }
 
 // Run drives a turn from wherever its session log says it is to its one
@@ -93,13 +98,14 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	req := in.Request
 	r := &run{
 		loop: l, req: req, w: in.Writer, open: in.OpenResults,
-		log:     l.Log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger(),
-		msgs:    append([]wire.Message(nil), in.Log...),
-		stored:  append([]time.Time(nil), in.Stored...),
-		taken:   map[string]bool{},
-		budgets: Resolve(l.Budgets, req.Budgets),
-		tools:   make(map[string]wire.Tool, len(req.Tools)),
-		started: l.now(),
+		log:      l.Log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger(),
+		msgs:     append([]wire.Message(nil), in.Log...),
+		stored:   append([]time.Time(nil), in.Stored...),
+		taken:    map[string]bool{},
+		budgets:  Resolve(l.Budgets, req.Budgets),
+		tools:    make(map[string]wire.Tool, len(req.Tools)),
+		started:  l.now(),
+		lastStep: in.LastStep, lastAttempt: in.LastAttempt,
 	}
 	for _, t := range req.Tools {
 		r.tools[t.Name] = t
@@ -173,6 +179,9 @@ func (r *run) step(ctx context.Context, step int) (Outcome, bool) {
 	}
 	req := &provider.Request{System: r.req.System, Messages: history.Messages(r.msgs), Tools: r.req.Tools}
 	obs := &stepObserver{r: r, step: step}
+	if step == r.lastStep {
+		obs.base = r.lastAttempt // a resumed step: attempts continue the numbering
+	}
 	res, err := r.loop.Exec.Execute(ctx, chain, req, obs)
 	if ferr := r.w.Flush(ctx); ferr != nil && ctx.Err() == nil {
 		return r.interrupted(ctx, ferr), true

@@ -76,6 +76,13 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		return
 	}
 
+	lastStep, lastAttempt, err := w.bus.LastAttempt(ctx, session, req.TurnID)
+	if err != nil {
+		log.Warn().Err(err).Msg("cannot read the chunk log's tail; handing the turn back")
+		w.settle(msg, log, nakLater)
+		return
+	}
+
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer w.cancels.add(session, req.TurnID, cancel)()
@@ -88,6 +95,8 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		Delivery:    int(meta.NumDelivered),
 		Writer:      writer,
 		OpenResults: w.openResults(session),
+		LastStep:    lastStep,
+		LastAttempt: lastAttempt,
 	})
 	switch {
 	case out.Err == nil:

@@ -252,3 +252,54 @@ func waitChunk(ctx context.Context, t *testing.T, turn *client.Turn) {
 		}
 	}
 }
+
+// TestResumeMidStream: a worker stops while the provider is streaming; the
+// next worker redoes the step as a new attempt, numbered after the first
+// one's chunks, and writes the answer once.
+func TestResumeMidStream(t *testing.T) {
+	slow := mockllm.NewStream("mock-1")
+	for range 100 {
+		slow.Text("word ")
+	}
+	slow.Finish("stop")
+	resp := slow.Response()
+	resp.Latency = 10 * time.Millisecond
+	e := newEnv(t, mockllm.ScriptFunc(func(*mockllm.Request) *mockllm.Response { return resp }))
+	e.cfg.Worker.DrainTimeout = config.Duration(50 * time.Millisecond)
+	first := e.startWorker()
+	ctx := ctxFor(t)
+	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "midstream", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "talk"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitChunk(ctx, t, turn)
+	first.stop(t)
+	e.startWorker()
+	res, err := turn.Wait(ctx)
+	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+		t.Fatalf("Wait() = %+v, %v; want completed", res, err)
+	}
+	log, _ := records[wire.Message](t, e.js, wire.StreamMessages, "turn.message.midstream")
+	if len(log) != 2 || log[1].Role != wire.RoleAssistant {
+		t.Fatalf("session log = %d messages; want the input and one answer", len(log))
+	}
+	chunks, _ := records[wire.Chunk](t, e.js, wire.StreamChunks, "turn.chunk.midstream.t1")
+	markers := map[int]string{}
+	seen := map[[2]int]bool{}
+	for _, c := range chunks {
+		if c.Step != 1 {
+			t.Errorf("chunk of step %d; want only step 1", c.Step)
+		}
+		key := [2]int{c.Attempt, c.Seq}
+		if seen[key] {
+			t.Errorf("attempt %d seq %d published twice", c.Attempt, c.Seq)
+		}
+		seen[key] = true
+		if c.Marker != "" {
+			markers[c.Attempt] = c.Marker
+		}
+	}
+	if markers[2] != wire.MarkerCompleted || markers[1] == wire.MarkerCompleted {
+		t.Errorf("attempt markers = %v; want attempt 1 cut short and attempt 2 completed", markers)
+	}
+}
