@@ -94,8 +94,9 @@ func (o *stepObserver) marker(attempt int, ev provider.Event) {
 		Provider: ev.Target.Provider, Model: ev.Target.Model,
 		Marker: ev.Marker,
 	}
-	if ev.Failure != nil {
-		c.Failure = string(ev.Failure.Class)
+	if f := ev.Failure; f != nil {
+		c.Failure = string(f.Class)
+		c.HTTPStatus, c.ProviderDelayMS, c.RequestID = f.Status, f.RetryAfter.Milliseconds(), token(f.RequestID)
 	}
 	if err := o.r.w.Chunk(c); err != nil {
 		o.r.log.Warn().Err(err).Msg("attempt marker publish failed")

@@ -39,8 +39,13 @@ type Chunk struct {
 	Delta *Delta
 	// Marker ends an attempt: completed, retrying or failed.
 	Marker string
-	// Failure is the coarse failure class of a retrying or failed marker.
-	Failure string
+	// Failure is the coarse failure class of a retrying or failed marker;
+	// HTTPStatus, ProviderDelayMS and RequestID complete its snapshot
+	// (never a provider body or header).
+	Failure         string
+	HTTPStatus      int
+	ProviderDelayMS int64
+	RequestID       string
 }
 
 // Delta is the provider-neutral content of one frame.
@@ -70,19 +75,22 @@ type ToolCallDelta struct {
 
 // chunkFields is the shape Chunk decodes from.
 type chunkFields struct {
-	SessionID string          `json:"session_id"`
-	TurnID    string          `json:"turn_id"`
-	Step      int             `json:"step"`
-	Attempt   int             `json:"attempt"`
-	Seq       int             `json:"seq"`
-	Provider  string          `json:"provider,omitempty"`
-	Model     string          `json:"model,omitempty"`
-	Event     string          `json:"event,omitempty"`
-	Raw       json.RawMessage `json:"raw,omitempty"`
-	RawText   *string         `json:"raw_text,omitempty"`
-	Delta     *Delta          `json:"delta,omitempty"`
-	Marker    string          `json:"marker,omitempty"`
-	Failure   string          `json:"failure,omitempty"`
+	SessionID       string          `json:"session_id"`
+	TurnID          string          `json:"turn_id"`
+	Step            int             `json:"step"`
+	Attempt         int             `json:"attempt"`
+	Seq             int             `json:"seq"`
+	Provider        string          `json:"provider,omitempty"`
+	Model           string          `json:"model,omitempty"`
+	Event           string          `json:"event,omitempty"`
+	Raw             json.RawMessage `json:"raw,omitempty"`
+	RawText         *string         `json:"raw_text,omitempty"`
+	Delta           *Delta          `json:"delta,omitempty"`
+	Marker          string          `json:"marker,omitempty"`
+	Failure         string          `json:"failure,omitempty"`
+	HTTPStatus      int             `json:"http_status,omitempty"`
+	ProviderDelayMS int64           `json:"provider_delay_ms,omitempty"`
+	RequestID       string          `json:"request_id,omitempty"`
 }
 
 // MarshalJSON writes the chunk without re-encoding Raw: a valid JSON frame is
@@ -121,6 +129,15 @@ func (c *Chunk) AppendJSON(b []byte) []byte {
 	}
 	b = appendOptString(b, `,"marker":`, c.Marker)
 	b = appendOptString(b, `,"failure":`, c.Failure)
+	if c.HTTPStatus != 0 {
+		b = append(b, `,"http_status":`...)
+		b = strconv.AppendInt(b, int64(c.HTTPStatus), 10)
+	}
+	if c.ProviderDelayMS != 0 {
+		b = append(b, `,"provider_delay_ms":`...)
+		b = strconv.AppendInt(b, c.ProviderDelayMS, 10)
+	}
+	b = appendOptString(b, `,"request_id":`, c.RequestID)
 	return append(b, '}')
 }
 
@@ -207,6 +224,7 @@ func (c *Chunk) fields() *chunkFields {
 		SessionID: c.SessionID, TurnID: c.TurnID, Step: c.Step, Attempt: c.Attempt, Seq: c.Seq,
 		Provider: c.Provider, Model: c.Model, Event: c.Event, Raw: c.Raw, Delta: c.Delta,
 		Marker: c.Marker, Failure: c.Failure,
+		HTTPStatus: c.HTTPStatus, ProviderDelayMS: c.ProviderDelayMS, RequestID: c.RequestID,
 	}
 }
 
@@ -215,6 +233,7 @@ func (c *Chunk) fromFields(f *chunkFields) {
 		SessionID: f.SessionID, TurnID: f.TurnID, Step: f.Step, Attempt: f.Attempt, Seq: f.Seq,
 		Provider: f.Provider, Model: f.Model, Event: f.Event, Raw: []byte(f.Raw), Delta: f.Delta,
 		Marker: f.Marker, Failure: f.Failure,
+		HTTPStatus: f.HTTPStatus, ProviderDelayMS: f.ProviderDelayMS, RequestID: f.RequestID,
 	}
 	if c.Delta.Empty() {
 		c.Delta = nil

@@ -174,7 +174,7 @@ func examples() []example {
 		}},
 		{"chunk marker retrying", schemas.Chunk, &wire.Chunk{
 			SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 4, Provider: "openai", Model: "gpt-4o-mini",
-			Marker: wire.MarkerRetrying, Failure: "rate_limit",
+			Marker: wire.MarkerRetrying, Failure: "RATE_LIMIT", HTTPStatus: 429, ProviderDelayMS: 1100, RequestID: "req_abc",
 		}},
 		{"tool call", schemas.ToolCall, &wire.ToolCall{
 			SessionID: "s1", TurnID: "t1", Step: 1, CallID: "call_s1_t1_1_0", Name: "get_time",
@@ -322,7 +322,8 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 		keys := map[string]bool{}
 		for _, raw := range []string{`{}`, `[DONE]`} {
 			c := &wire.Chunk{SessionID: "s", TurnID: "t", Step: 1, Attempt: 1, Seq: 1, Provider: "p", Model: "m",
-				Event: "e", Raw: []byte(raw), Delta: &wire.Delta{Text: "x"}, Marker: wire.MarkerFailed, Failure: "server"}
+				Event: "e", Raw: []byte(raw), Delta: &wire.Delta{Text: "x"}, Marker: wire.MarkerFailed, Failure: "server",
+				HTTPStatus: 503, ProviderDelayMS: 1500, RequestID: "req_1"}
 			for k := range jsonObject(t, c) {
 				keys[k] = true
 			}

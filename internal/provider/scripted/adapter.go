@@ -178,7 +178,9 @@ func (a *Adapter) replay(ctx context.Context, c *Call, sink provider.Sink) (*ass
 	}
 	switch c.Outcome.Kind {
 	case KindFail:
-		return nil, provider.Fail(c.Outcome.Class, "recorded failure", nil)
+		f := provider.Fail(c.Outcome.Class, "recorded failure", nil)
+		f.Status, f.RetryAfter, f.RequestID = c.Outcome.Status, c.Outcome.RetryAfter, c.Outcome.RequestID
+		return nil, f
 	case KindHang:
 		<-ctx.Done()
 		return nil, provider.AsFailure(ctx.Err())

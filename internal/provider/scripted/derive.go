@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -132,7 +133,9 @@ func outcomeOf(ch *wire.Chunk) (Outcome, error) {
 		if ch.Failure == "" {
 			return Outcome{}, fmt.Errorf("%s marker without a failure class", ch.Marker)
 		}
-		return Fail(provider.Class(ch.Failure)), nil
+		o := Fail(provider.Class(ch.Failure))
+		o.Status, o.RetryAfter, o.RequestID = ch.HTTPStatus, time.Duration(ch.ProviderDelayMS)*time.Millisecond, ch.RequestID
+		return o, nil
 	}
 	return Outcome{}, fmt.Errorf("unknown marker %q", ch.Marker)
 }

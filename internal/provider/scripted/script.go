@@ -3,6 +3,7 @@ package scripted
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
 )
@@ -85,8 +86,12 @@ func (k Kind) String() string {
 // Outcome is how a scripted call ends, after its frames are replayed.
 type Outcome struct {
 	Kind Kind
-	// Class is the failure class of a KindFail outcome.
-	Class provider.Class
+	// Class is the failure class of a KindFail outcome; Status, RetryAfter
+	// and RequestID the rest of its recorded snapshot.
+	Class      provider.Class
+	Status     int
+	RetryAfter time.Duration
+	RequestID  string
 }
 
 // Complete is the outcome of a call that completes.
