@@ -47,6 +47,7 @@ type Assembler struct {
 	finishRaw string
 	usage     *wire.Usage
 	terminal  bool
+	explicit  bool
 	respID    string
 	frame     wire.Delta // the normalized delta of the frame being translated
 }
@@ -191,6 +192,13 @@ func (a *Assembler) Usage(u wire.Usage) {
 	a.usage = &u
 }
 
+// ExplicitEnds is for wire APIs that end each tool call explicitly
+// (Responses: output_item.done): at the terminal marker, a tool call the
+// provider never ended stays open, so it is not complete and never
+// executable. Without it, the terminal marker ends every call (Chat
+// Completions has no per-call end).
+func (a *Assembler) ExplicitEnds() { a.explicit = true }
+
 // Terminal records that the stream reached its terminal marker and closes
 // every block. Nothing changes the assembler after it. The frame that
 // reaches it carries the final finish reason and usage, once: what the
@@ -200,7 +208,11 @@ func (a *Assembler) Terminal() {
 	if a.terminal {
 		return
 	}
-	a.EndAll()
+	for _, b := range a.blocks {
+		if !a.explicit || b.Kind != KindToolCall {
+			a.End(b.Index)
+		}
+	}
 	a.terminal = true
 	r := a.Response()
 	a.frame.FinishReason = r.FinishReason

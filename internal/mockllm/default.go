@@ -30,7 +30,9 @@ type DefaultOptions struct {
 //     result since its last tool call;
 //   - otherwise it answers with text.
 //
-// Every answer ends with a usage chunk and [DONE].
+// Every answer ends with a usage chunk and [DONE]. A Responses request
+// (/v1/responses) gets the same answers in the Responses shape, ending with
+// response.completed.
 func Default(o DefaultOptions) Script {
 	if o.Model == "" {
 		o.Model = "mock-1"
@@ -43,6 +45,9 @@ func Default(o DefaultOptions) Script {
 	}
 	var calls atomic.Int64
 	return ScriptFunc(func(req *Request) *Response {
+		if req.IsResponses() {
+			return defaultResponses(o, req, &calls)
+		}
 		s := NewStream(o.Model)
 		last := req.LastMessage()
 		prompt := estimateTokens(req)

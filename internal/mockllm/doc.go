@@ -1,5 +1,6 @@
-// Package mockllm is an OpenAI-compatible Chat Completions server speaking
-// real SSE, driven by scripts: text, parallel tool calls with split
+// Package mockllm is an OpenAI-compatible server speaking real SSE, for
+// Chat Completions (/v1/chat/completions) and the Responses API
+// (/v1/responses, streamed or not), driven by scripts: text, parallel tool calls with split
 // arguments, reasoning, usage, per-chunk latency, and faults (HTTP errors
 // with retry hints, in-band errors, stalls, truncation, disconnects). It is
 // the provider of `turnstream demo` and `dev`, and every test's fake: tests

@@ -5,12 +5,17 @@ import (
 	"net/http"
 )
 
-// Request is a received Chat Completions request.
+// Request is a received Chat Completions or Responses request.
 type Request struct {
-	Model    string
+	Model string
+	// Messages of a Chat Completions request.
 	Messages []Message
-	Tools    []Tool
-	Stream   bool
+	// Instructions and Input of a Responses request (Path ending in
+	// /responses); Tools holds its function tools in the chat shape.
+	Instructions string
+	Input        []ResponsesItem
+	Tools        []Tool
+	Stream       bool
 	// Body is the request body exactly as received.
 	Body   []byte
 	Header http.Header
@@ -63,6 +68,9 @@ type requestJSON struct {
 }
 
 func parseRequest(r *http.Request, body []byte) (*Request, error) {
+	if isResponsesPath(r.URL.Path) {
+		return parseResponsesRequest(r, body)
+	}
 	var rj requestJSON
 	if err := json.Unmarshal(body, &rj); err != nil {
 		return nil, err

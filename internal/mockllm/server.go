@@ -40,7 +40,7 @@ func Queue(rs ...*Response) Script {
 }
 
 // Server is the mock provider. It is an http.Handler serving
-// /v1/chat/completions (and /chat/completions).
+// /v1/chat/completions and /v1/responses (and both without /v1).
 type Server struct {
 	script Script
 
@@ -66,7 +66,7 @@ func (s *Server) Requests() []*Request {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case "/v1/chat/completions", "/chat/completions":
+	case "/v1/chat/completions", "/chat/completions", "/v1/responses", "/responses":
 	case "/v1/models", "/models":
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"mockllm"}]}`) //nolint:errcheck // best effort
@@ -87,14 +87,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := parseRequest(r, body)
 	if err != nil {
-		e := Error(http.StatusBadRequest, "invalid_request_error", "mockllm: body is not a chat completions request", nil)
+		e := Error(http.StatusBadRequest, "invalid_request_error", "mockllm: body is not a request for "+r.URL.Path, nil)
 		writeError(w, e.Status, e)
 		return
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
-	s.write(r.Context(), w, s.script.Respond(req))
+	resp := s.script.Respond(req)
+	if req.IsResponses() && !req.Stream {
+		writeResponsesJSON(r.Context(), w, resp)
+		return
+	}
+	s.write(r.Context(), w, resp)
 }
 
 // writeError writes resp's body with status. It never writes to resp: a

@@ -43,7 +43,7 @@ func ClassifyInBand(code, typ, message string) Class {
 		return ClassTooLarge
 	case strings.Contains(text, "rate_limit") || strings.Contains(text, "rate limit") || strings.Contains(text, "429") || strings.Contains(text, "too many requests"):
 		return ClassRateLimit
-	case strings.Contains(text, "context_length") || strings.Contains(text, "invalid_request"):
+	case strings.Contains(text, "context_length") || strings.Contains(text, "invalid_request") || strings.Contains(text, "invalid_prompt"):
 		return ClassInvalidRequest
 	case strings.Contains(text, "unauthorized") || strings.Contains(text, "authentication") || strings.Contains(text, "401"):
 		return ClassAuth

@@ -8,6 +8,7 @@ import (
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/provider/deepseek"
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
+	"github.com/turnstream/turnstream/internal/provider/responses"
 )
 
 // routeTable resolves route names to their target chains.
@@ -32,6 +33,11 @@ func newAdapter(p config.Provider, key string, hc *http.Client) (provider.Adapte
 		return openaichat.New(openaichat.Options{
 			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
 			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(),
+		})
+	case config.APIResponses:
+		return responses.New(responses.Options{
+			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
+			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(), Stream: p.Streams(),
 		})
 	case config.APIDeepSeekChat:
 		return deepseek.New(deepseek.Options{

@@ -164,6 +164,11 @@ func (a *Adapter) requestFailure(ctx context.Context, res *http.Response, err er
 	if res == nil || res.StatusCode < 400 {
 		return provider.Fail(provider.ClassTransport, "request failed", err)
 	}
+	return httpFailure(res, err)
+}
+
+// httpFailure classifies an HTTP error response (status >= 400).
+func httpFailure(res *http.Response, err error) *provider.Failure {
 	var code, typ, msg string
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
