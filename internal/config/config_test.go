@@ -191,6 +191,11 @@ func TestParseSchemaErrors(t *testing.T) {
 		{"base_url not http", "base_url: https://api.openai.com/v1", "base_url: ftp://example.com", []string{"/providers/0/base_url"}},
 		{"both key sources", "api_key_env: OPENAI_API_KEY", "api_key_env: OPENAI_API_KEY\n    api_key_file: /k", []string{"/providers/0"}},
 		{"bad key variable", "api_key_env: OPENAI_API_KEY", "api_key_env: OPENAI-KEY", []string{"/providers/0/api_key_env"}},
+		{"bad retry mode", "api_key_env:", "retry: {mode: sometimes}\n    api_key_env:", []string{"/providers/0/retry/mode"}},
+		{"retry jitter out of range", "api_key_env:", "retry: {jitter: 2}\n    api_key_env:", []string{"/providers/0/retry/jitter"}},
+		{"unknown retry key", "api_key_env:", "retry: {retries: 3}\n    api_key_env:", []string{"/providers/0/retry", "retries"}},
+		{"unknown capability", "api_key_env:", "capabilities: {vision: true}\n    api_key_env:", []string{"/providers/0/capabilities", "vision"}},
+		{"capability not a boolean", "name: gpt-4o-mini}", "name: gpt-4o-mini, capabilities: {tools: yes please}}", []string{"/models/0/capabilities/tools"}},
 		// jsonschema v6.0.3 reports propertyNames failures at a wrong
 		// location, so these check the offending name only.
 		{"authorization header", "api_key_env: OPENAI_API_KEY", "headers: {Authorization: Bearer sk-x}", []string{"invalid propertyName 'Authorization'"}},
@@ -493,5 +498,38 @@ func TestDuration(t *testing.T) {
 				t.Errorf("UnmarshalText(MarshalText(%v) = %q) = %v, %v; want %v", d.D(), text, back.D(), err, d.D())
 			}
 		}
+	}
+}
+
+func TestParseRetryCapabilitiesStream(t *testing.T) {
+	c, err := Parse([]byte(`
+providers:
+  - name: openai
+    api: openai_responses
+    base_url: https://api.openai.com/v1
+    stream: false
+    retry: {mode: always, max_retries: -1, initial_delay: 250ms, max_delay: 5s, jitter: -1}
+    capabilities: {native_tool_history: false, structured_output: true}
+models:
+  - {provider: openai, name: m, supports_tools: false, capabilities: {stateful_continuation: false}}
+routes: [{name: default, targets: [{provider: openai, model: m}]}]
+`))
+	if err != nil {
+		t.Fatalf("Parse() = %v", err)
+	}
+	p := c.Providers[0]
+	if p.Streams() || p.Retry.Mode != "always" || p.Retry.MaxRetries != -1 || p.Retry.InitialDelay.D() != 250*time.Millisecond || p.Retry.Jitter != -1 {
+		t.Errorf("provider = %+v; want stream false and the retry policy as written", p)
+	}
+	if p.Capabilities.NativeToolHistory == nil || *p.Capabilities.NativeToolHistory || c.Models[0].Capabilities.StatefulContinuation == nil {
+		t.Errorf("capabilities = %+v / %+v; want the overrides as written", p.Capabilities, c.Models[0].Capabilities)
+	}
+	_, err = Parse([]byte(`
+providers: [{name: openai, api: openai_chat_completions, base_url: "https://api.openai.com/v1", stream: false}]
+models: [{provider: openai, name: m}]
+routes: [{name: default, targets: [{provider: openai, model: m}]}]
+`))
+	if err == nil || !strings.Contains(err.Error(), "stream: false is supported by openai_responses only") {
+		t.Errorf("Parse(chat with stream false) = %v; want an error", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/worker"
+	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -146,4 +147,46 @@ func num(v any) int {
 		return int(n)
 	}
 	return -1
+}
+
+// TestCapabilitySkip: a request with tools skips a primary model that
+// cannot call tools, with the reason recorded, and the fallback serves it.
+func TestCapabilitySkip(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	noTools := false
+	e.cfg = &config.Config{
+		Providers: []config.Provider{{Name: "local", API: config.APIOpenAIChat, BaseURL: e.http.URL + "/v1"}},
+		Models: []config.Model{
+			{Provider: "local", Name: "tiny", SupportsTools: &noTools},
+			{Provider: "local", Name: "big"},
+		},
+		Routes: []config.Route{{Name: "default", Targets: []config.Target{{Provider: "local", Model: "tiny"}, {Provider: "local", Model: "big"}}}},
+	}
+	e.cfg.ApplyDefaults()
+	e.startWorker()
+	e.serveTools(map[string]toolworker.Handler{"alpha": echoTool("alpha")})
+	ctx := ctxFor(t)
+	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "caps", TurnID: "t1",
+		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "use alpha"}}, Tools: []wire.Tool{tool("alpha")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := turn.Wait(ctx)
+	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+		t.Fatalf("Wait() = %+v, %v; want completed", res, err)
+	}
+	for _, m := range e.mock.Requests() {
+		if m.Model != "big" {
+			t.Errorf("provider request for model %q; want only big", m.Model)
+		}
+	}
+	var skipped []any
+	for _, ev := range res.Events {
+		if ev.Type == wire.EventLLMFallback {
+			skipped = append(skipped, ev.Payload["skipped"])
+		}
+	}
+	if len(skipped) != 2 || skipped[0] != "no_tools" || skipped[1] != "no_tools" {
+		t.Errorf("llm/fallback skipped reasons = %v; want no_tools for each of the two steps", skipped)
+	}
 }
