@@ -58,6 +58,21 @@ func TestPermissions(t *testing.T) {
 		if _, err := topo.EnsureToolConsumer(ctx, wjs, "anything"); err != nil {
 			t.Errorf("worker: tool consumer: %v", err)
 		}
+		// The worker-only state bucket: write and read.
+		wb, err := bus.New(ctx, wjs, wire.Subjects{})
+		if err != nil {
+			t.Fatalf("worker: bus.New() = %v", err)
+		}
+		state, err := wb.State(ctx)
+		if err != nil {
+			t.Fatalf("worker: state bucket: %v", err)
+		}
+		if err := state.Put(ctx, "perm.t1.1", []byte(`{"v":1}`)); err != nil {
+			t.Errorf("worker: state put: %v", err)
+		}
+		if _, ok, err := state.Get(ctx, "perm.t1.1"); err != nil || !ok {
+			t.Errorf("worker: state get = %v, %v; want the value", ok, err)
+		}
 		worker.expectNoErrors(t)
 
 		// Deleting or purging streams is an operator's task.
@@ -114,6 +129,16 @@ func TestPermissions(t *testing.T) {
 		}
 		c.expectViolation(t, "Publish", "turn.message.x")
 		expectNoRecord(t, wjs, wire.StreamMessages, "turn.message.x")
+
+		// Provider state (replay echo, provider ids) is the workers' alone.
+		if _, err := cjs.Publish(shortCtx(t), "$KV.TURN_STATE.perm.t1.1", []byte(`{}`)); err == nil {
+			t.Error("client: write to the state bucket = nil error; want refused")
+		}
+		c.expectViolation(t, "Publish", "$KV.TURN_STATE.perm.t1.1")
+		if _, err := cjs.KeyValue(shortCtx(t), bus.StateBucket); err == nil {
+			t.Error("client: open the state bucket = nil error; want refused")
+		}
+		c.expectViolation(t, "Publish", "$JS.API.STREAM.INFO.KV_TURN_STATE")
 
 		for _, subject := range []string{"turn.chunk.x.t1", "turn.event.x", "turn.tool.get_time", "turn.result.x", "turn.dead.x"} {
 			if err := c.Publish(subject, []byte(`{}`)); err != nil {

@@ -144,7 +144,24 @@ func (t Topology) Ensure(ctx context.Context, js jetstream.JetStream) error {
 	if _, err := js.CreateOrUpdateConsumer(ctx, wire.StreamSubmit, t.WorkerConsumerConfig()); err != nil {
 		return fmt.Errorf("bus: consumer %s: %w", WorkerConsumer, err)
 	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, t.StateConfig()); err != nil {
+		return fmt.Errorf("bus: bucket %s: %w", StateBucket, err)
+	}
 	return nil
+}
+
+// StateConfig is the worker-only state bucket: one value per key, kept as
+// long as the session logs it serves.
+func (t Topology) StateConfig() jetstream.KeyValueConfig {
+	t = t.withDefaults()
+	return jetstream.KeyValueConfig{
+		Bucket:      StateBucket,
+		Description: "worker-only provider state (never published to clients)",
+		History:     1,
+		TTL:         t.MessageMaxAge,
+		Storage:     t.Storage,
+		Replicas:    t.Replicas,
+	}
 }
 
 // EnsureToolConsumer creates or updates the durable consumer of one tool.

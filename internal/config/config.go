@@ -58,6 +58,10 @@ type Provider struct {
 	Capabilities Capabilities `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
 	// Retry is the provider's retry policy.
 	Retry Retry `yaml:"retry,omitempty" json:"retry,omitempty"`
+	// ToolCallIDFormat is the tool-call id format the provider accepts:
+	// "" (up to 40 of [A-Za-z0-9_-]) or "alnum9" (exactly 9 alphanumerics,
+	// Mistral). Histories are remapped to it on both sides of each pair.
+	ToolCallIDFormat string `yaml:"tool_call_id_format,omitempty" json:"tool_call_id_format,omitempty"`
 	// Stream, when set to false, asks for one non-streamed response
 	// (openai_responses only). Default true.
 	Stream *bool `yaml:"stream,omitempty" json:"stream,omitempty"`

@@ -63,3 +63,68 @@ func TestMessagesKeepsRequestShapeOnly(t *testing.T) {
 		t.Errorf("Messages() = %+v; want role, content and calls only", got)
 	}
 }
+
+func TestMessagesJoinsContinuedAnswers(t *testing.T) {
+	log := []wire.Message{
+		{TurnID: "t", Role: wire.RoleUser, Content: "write"},
+		{TurnID: "t", Step: 1, Role: wire.RoleAssistant, Content: "Once upon ", FinishReason: wire.FinishLength},
+		{TurnID: "t", Step: 2, Role: wire.RoleAssistant, Content: "a time.", FinishReason: wire.FinishStop},
+		{TurnID: "u", Role: wire.RoleUser, Content: "again"},
+	}
+	got := Messages(log)
+	if len(got) != 3 || got[1].Content != "Once upon a time." || got[2].Content != "again" {
+		t.Errorf("Messages() = %+v; want the continued answer joined into one assistant message", got)
+	}
+	// Mid-continuation: the cut answer is the last message, as is.
+	got = Messages(log[:2])
+	if len(got) != 2 || got[1].Content != "Once upon " {
+		t.Errorf("Messages(cut) = %+v; want the cut answer last", got)
+	}
+	st := StateOf(log[:2], "t")
+	if !st.Continuing() || st.Done() {
+		t.Errorf("StateOf(cut): Continuing %v Done %v; want true, false", st.Continuing(), st.Done())
+	}
+	st = StateOf(log[:3], "t")
+	if st.Continuing() || !st.Done() || st.Steps != 2 {
+		t.Errorf("StateOf(continued): Continuing %v Done %v Steps %d; want false, true, 2", st.Continuing(), st.Done(), st.Steps)
+	}
+}
+
+func TestMessagesReplaysUnparseableCallsAsPlaceholders(t *testing.T) {
+	log := []wire.Message{
+		{Role: wire.RoleAssistant, ToolCalls: []wire.Call{
+			{ID: "a", Name: "read", Arguments: `{"path":"x"}`},
+			{ID: "b", Name: "read", Arguments: `{"path":`},
+			{ID: "c", Name: "functions.read:0", Arguments: `{}`},
+			{ID: "d", Name: "read", Arguments: `[1]`},
+		}},
+		{Role: wire.RoleTool, ToolCallID: "b", Content: "error: not JSON", IsError: true},
+	}
+	got := Messages(log)[0].ToolCalls
+	want := []wire.Call{
+		{ID: "a", Name: "read", Arguments: `{"path":"x"}`},
+		{ID: "b", Name: UnparseableCall, Arguments: "{}"},
+		{ID: "c", Name: UnparseableCall, Arguments: "{}"},
+		{ID: "d", Name: UnparseableCall, Arguments: "{}"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Messages() calls = %+v; want %+v", got, want)
+	}
+	if log[0].ToolCalls[1].Name != "read" {
+		t.Errorf("Messages() changed the session log it read")
+	}
+}
+
+func TestRepeatedFailures(t *testing.T) {
+	call := func(id string) wire.Message {
+		return wire.Message{TurnID: "t", Step: 1, Role: wire.RoleAssistant, ToolCalls: []wire.Call{{ID: id, Name: "flaky", Arguments: "{}"}}}
+	}
+	fail := func(id, text string) wire.Message {
+		return wire.Message{TurnID: "t", Step: 1, Role: wire.RoleTool, ToolCallID: id, Content: text, IsError: true}
+	}
+	log := []wire.Message{{TurnID: "t", Role: wire.RoleUser}, call("1"), fail("1", "boom"), call("2"), fail("2", "boom"), call("3"), fail("3", "other")}
+	st := StateOf(log, "t")
+	if got := st.RepeatedFailures(); got != 2 {
+		t.Errorf("RepeatedFailures() = %d; want 2 (boom twice)", got)
+	}
+}

@@ -68,6 +68,9 @@ type Metadata struct {
 	Capabilities Capabilities
 	// Models the provider serves.
 	Models []Model
+	// CallIDFormat is the tool-call id format the provider accepts
+	// (CallIDDefault or CallIDAlnum9); requests are remapped to it.
+	CallIDFormat string
 }
 
 // Skip reasons: why a target could not serve a request (coarse, for events).

@@ -50,7 +50,7 @@ func (r *Registry) Prepare(target Target, req *Request) (*PreparedCall, error) {
 	if reason := model.Capabilities.check(req); reason != "" {
 		return nil, Fail(ClassUnsupported, reason, nil)
 	}
-	body, err := reg.Adapter.Prepare(req, model)
+	body, err := reg.Adapter.Prepare(RemapCallIDs(req, reg.Metadata.CallIDFormat), model)
 	if err != nil {
 		// The request could not be built: never a transport problem, and the
 		// reason stays a Skip constant whatever the adapter said.

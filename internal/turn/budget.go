@@ -7,6 +7,14 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
+// Budget names, as carried by budget.exceeded events.
+const (
+	BudgetIterations       = "max_iterations"
+	BudgetToolCalls        = "max_tool_calls"
+	BudgetRepeatedFailures = "max_repeated_tool_failures"
+	BudgetWallClock        = "wall_clock"
+)
+
 // Budgets are one turn's effective limits.
 type Budgets struct {
 	MaxIterations           int

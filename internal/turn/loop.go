@@ -10,7 +10,6 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/history"
-	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -25,9 +24,14 @@ const (
 	ReasonProvider         = "provider_failed"
 	ReasonCancelled        = "cancelled"
 	ReasonBudget           = "budget_exceeded"
-	ReasonIncompleteCalls  = "incomplete_tool_calls"
+	ReasonTruncatedCalls   = "truncated_tool_calls"
+	ReasonNoAnswer         = "no_visible_answer"
 	ReasonUnusableResponse = "unusable_response"
 )
+
+// RuntimeProvider names the author of messages the runtime writes itself
+// (budget notices, refusals, guidance); they are marked synthesized.
+const RuntimeProvider = "turnstream"
 
 // Loop runs turns. Its fields are set once; Run may be called concurrently.
 type Loop struct {
@@ -35,6 +39,8 @@ type Loop struct {
 	Routes Routes
 	// Budgets are the worker's defaults and ceilings.
 	Budgets config.Budgets
+	// State keeps worker-only provider facts per step; nil keeps none.
+	State StateStore
 	// ToolTimeout is each tool call's deadline. Default 60s.
 	ToolTimeout time.Duration
 	// Now defaults to time.Now.
@@ -59,6 +65,9 @@ type Input struct {
 	Delivery    int
 	Writer      Writer
 	OpenResults ResultsOpener
+	// Schemas are the request's compiled tool schemas (CompileTools);
+	// nil compiles them.
+	Schemas ToolSchemas
 	// LastStep and LastAttempt locate the turn's last published chunk, so
 	// a resumed step numbers its attempts after the earlier delivery's.
 	LastStep, LastAttempt int
@@ -86,6 +95,7 @@ type run struct {
 	taken   map[string]bool
 	budgets Budgets
 	tools   map[string]wire.Tool
+	schemas ToolSchemas
 	usage   wire.Usage
 	started time.Time
 	// lastStep and lastAttempt: the chunk log's tail when the run began.
@@ -109,6 +119,13 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	}
 	for _, t := range req.Tools {
 		r.tools[t.Name] = t
+	}
+	r.schemas = in.Schemas
+	if r.schemas == nil {
+		var err error
+		if r.schemas, err = CompileTools(req.Tools); err != nil {
+			return Outcome{Err: err}
+		}
 	}
 	for _, m := range in.Log {
 		for _, c := range m.ToolCalls {
@@ -154,85 +171,23 @@ func (r *run) drive(ctx context.Context, inputs int) Outcome {
 				if err := r.closeCalls(ctx, st, pending, "not executed: the turn's tool-call budget is spent"); err != nil {
 					return r.interrupted(ctx, err)
 				}
-				return r.exceeded(ctx, "max_tool_calls", st)
+				return r.exceeded(ctx, BudgetToolCalls)
 			}
 			if err := r.runTools(ctx, st, pending); err != nil {
 				return r.interrupted(ctx, err)
 			}
+			if after := history.StateOf(r.msgs, r.req.TurnID); after.RepeatedFailures() > r.budgets.MaxRepeatedToolFailures {
+				return r.exceeded(ctx, BudgetRepeatedFailures)
+			}
 			continue
 		}
 		if st.Steps >= r.budgets.MaxIterations {
-			return r.exceeded(ctx, "max_iterations", st)
+			return r.exceeded(ctx, BudgetIterations)
 		}
-		if out, done := r.step(ctx, st.Steps+1); done {
+		if out, done := r.step(ctx, st); done {
 			return out
 		}
 	}
-}
-
-// step runs one provider call and persists its finalized message. It
-// returns done when the turn ended.
-func (r *run) step(ctx context.Context, step int) (Outcome, bool) {
-	chain, err := r.loop.Routes.Chain(r.req.Route)
-	if err != nil {
-		return r.fail(ctx, ReasonProvider, step, Payload{"class": string(provider.ClassNoRoute)}), true
-	}
-	req := &provider.Request{System: r.req.System, Messages: history.Messages(r.msgs), Tools: r.req.Tools}
-	obs := &stepObserver{r: r, step: step}
-	if step == r.lastStep {
-		obs.base = r.lastAttempt // a resumed step: attempts continue the numbering
-	}
-	res, err := r.loop.Exec.Execute(ctx, chain, req, obs)
-	if ferr := r.w.Flush(ctx); ferr != nil && ctx.Err() == nil {
-		return r.interrupted(ctx, ferr), true
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return r.interrupted(ctx, ctx.Err()), true
-		}
-		if errors.Is(err, provider.ErrRelay) {
-			return r.interrupted(ctx, err), true
-		}
-		f := provider.AsFailure(err)
-		p := Payload{"class": string(f.Class), "attempts": len(res.Attempts)}
-		if f.Status != 0 {
-			p["http_status"] = f.Status
-		}
-		return r.fail(ctx, ReasonProvider, step, p), true
-	}
-	resp := res.Response
-	if resp.Usage != nil {
-		r.usage.Add(*resp.Usage)
-	}
-	msg := &wire.Message{
-		Step: step, Role: wire.RoleAssistant, Content: resp.Text,
-		FinishReason: resp.FinishReason, RawFinishReason: resp.RawFinishReason,
-		Provider: res.Target.Provider, Model: res.Target.Model, Usage: resp.Usage,
-	}
-	// Tools run only from a finished tool turn: never from a length,
-	// filter or incomplete stop, and never from an unfinished stream.
-	executable := resp.Executable() && resp.FinishReason == wire.FinishToolCalls
-	if executable {
-		for _, c := range resp.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, wire.Call{
-				ID:        NormalizeCallID(c.ProviderID, r.req.SessionID, r.req.TurnID, step, c.Index, r.taken),
-				Name:      c.Name,
-				Arguments: c.Arguments,
-			})
-		}
-	}
-	if err := r.append(ctx, msg); err != nil {
-		return r.interrupted(ctx, err), true
-	}
-	switch {
-	case len(resp.ToolCalls) > 0 && !executable:
-		return r.fail(ctx, ReasonIncompleteCalls, step, Payload{"tool_calls": len(resp.ToolCalls), "finish_reason": resp.FinishReason}), true
-	case len(msg.ToolCalls) > 0:
-		return Outcome{}, false
-	case resp.FinishReason == wire.FinishStop || resp.FinishReason == wire.FinishLength || resp.FinishReason == wire.FinishContentFilter:
-		return Outcome{}, false // the loop sees a finished message and completes
-	}
-	return r.fail(ctx, ReasonUnusableResponse, step, Payload{"finish_reason": resp.FinishReason}), true
 }
 
 // append persists a message of this turn to the session log.
@@ -284,13 +239,20 @@ func (r *run) fail(ctx context.Context, reason string, step int, p Payload) Outc
 	return r.terminal(ctx, wire.EventTurnFailed, reason, p)
 }
 
-// exceeded ends the turn on a budget.
-func (r *run) exceeded(ctx context.Context, budget string, st history.TurnState) Outcome {
+// exceeded ends the turn on a budget: a budget.exceeded event with the
+// counts, a deterministic visible message, and turn.failed.
+func (r *run) exceeded(ctx context.Context, budget string) Outcome {
+	st := history.StateOf(r.msgs, r.req.TurnID)
 	r.emit(wire.EventBudgetExceeded, st.Steps, 0, Payload{
-		"budget": budget, "steps": st.Steps, "tool_calls": st.ToolCalls,
+		"budget": budget, "steps": st.Steps, "tool_calls": st.ToolCalls, "repeated_tool_failures": st.RepeatedFailures(),
+		"duration_ms":    ms(r.loop.now().Sub(r.started)),
 		"max_iterations": r.budgets.MaxIterations, "max_tool_calls": r.budgets.MaxToolCalls,
+		"max_repeated_tool_failures": r.budgets.MaxRepeatedToolFailures, "wall_clock_ms": ms(r.budgets.WallClock),
 	})
-	return r.fail(ctx, ReasonBudget, st.Steps, Payload{"budget": budget})
+	// The notice is written even when the wall clock ended the turn's context.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return r.say(wctx, st.Steps, budgetMessage(budget, r.budgets), wire.EventTurnFailed, ReasonBudget, Payload{"budget": budget})
 }
 
 // interrupted handles an error that stopped the loop: a cancellation or a
@@ -311,7 +273,14 @@ func (r *run) interrupted(ctx context.Context, err error) Outcome {
 		return r.fail(ctx, ReasonCancelled, st.Steps, nil)
 	case errors.Is(cause, errWallClock):
 		st := history.StateOf(r.msgs, r.req.TurnID)
-		return r.exceeded(ctx, "wall_clock", st)
+		if pending := st.Pending(); len(pending) > 0 {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := r.closeCalls(wctx, st, pending, "not completed: the turn's time limit was reached"); err != nil {
+				return Outcome{Err: err}
+			}
+		}
+		return r.exceeded(ctx, BudgetWallClock)
 	}
 	return Outcome{Err: err}
 }

@@ -2,8 +2,9 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/history"
@@ -14,28 +15,24 @@ import (
 // result the model can correct; it is a planning error, not a provider one.
 const (
 	planUnknownTool = "unknown_tool"
-	planBadJSON     = "arguments_not_json_object"
+	planBadArgs     = "invalid_arguments"
 )
 
-// plan checks a finalized call before it may run.
-func (r *run) plan(c wire.Call) string {
+// plan checks a finalized call before it may run: its name must be among
+// the offered tools and its arguments one JSON object matching the tool's
+// schema. It returns the reason and the message the model reads.
+func (r *run) plan(c wire.Call) (reason, message string) {
 	if _, ok := r.tools[c.Name]; !ok {
-		return planUnknownTool
+		names := make([]string, 0, len(r.req.Tools))
+		for _, t := range r.req.Tools {
+			names = append(names, t.Name)
+		}
+		return planUnknownTool, "error: there is no tool named " + strconv.Quote(c.Name) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run."
 	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil || args == nil {
-		return planBadJSON
+	if err := r.schemas.Check(c.Name, c.Arguments); err != nil {
+		return planBadArgs, "error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments."
 	}
-	return ""
-}
-
-func planMessage(reason string, c wire.Call) string {
-	switch reason {
-	case planUnknownTool:
-		return "error: no tool named " + c.Name + " is available; use one of the offered tools"
-	default:
-		return "error: the arguments of this call are not a JSON object; call the tool again with valid JSON arguments"
-	}
+	return "", ""
 }
 
 // runTools plans, dispatches and awaits the pending calls of the turn's last
@@ -45,8 +42,8 @@ func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire
 	results := make(map[string]*wire.Message, len(pending))
 	var dispatch []wire.Call
 	for _, c := range pending {
-		if reason := r.plan(c); reason != "" {
-			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, Content: planMessage(reason, c), IsError: true, Synthesized: true}
+		if reason, text := r.plan(c); reason != "" {
+			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, Content: text, IsError: true, Synthesized: true}
 			r.emit(wire.EventToolResult, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "is_error": true, "planning_error": reason})
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -188,5 +189,74 @@ func TestCapabilitySkip(t *testing.T) {
 	}
 	if len(skipped) != 2 || skipped[0] != "no_tools" || skipped[1] != "no_tools" {
 		t.Errorf("llm/fallback skipped reasons = %v; want no_tools for each of the two steps", skipped)
+	}
+}
+
+// TestFallbackAfterToolRound: the primary provider serves a tool round,
+// then fails; the fallback, which accepts only 9-alphanumeric call ids,
+// continues the same turn with the ids remapped on both sides of the pair
+// and a valid request.
+func TestFallbackAfterToolRound(t *testing.T) {
+	unavailable := func() *mockllm.Response {
+		return mockllm.Error(http.StatusInternalServerError, "server_error", "down", nil)
+	}
+	primary := mockllm.New(mockllm.Queue(
+		mockllm.NewStream("p-1").Text("Looking. ").ToolCalls(5, mockllm.Call{ID: "call_Prim4ryCallId0123456789", Name: "alpha", Arguments: `{"q":"x"}`}).Finish("tool_calls").Response(),
+		unavailable(), unavailable(), unavailable(),
+	))
+	ps := httptest.NewServer(primary)
+	t.Cleanup(ps.Close)
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	e.cfg = &config.Config{
+		Providers: []config.Provider{
+			{Name: "primary", API: config.APIOpenAIChat, BaseURL: ps.URL + "/v1"},
+			{Name: "mistral", API: config.APIOpenAIChat, BaseURL: e.http.URL + "/v1", ToolCallIDFormat: "alnum9"},
+		},
+		Models: []config.Model{{Provider: "primary", Name: "p-1"}, {Provider: "mistral", Name: "m-1"}},
+		Routes: []config.Route{{Name: "default", Targets: []config.Target{{Provider: "primary", Model: "p-1"}, {Provider: "mistral", Model: "m-1"}}}},
+	}
+	e.cfg.ApplyDefaults()
+	nc := e.srv.Connect()
+	w, err := worker.New(ctxFor(t), worker.Options{Conn: nc, Config: e.cfg, Log: testLog(t), HTTPClient: e.http.Client(), Clock: &instantClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	e.serveTools(map[string]toolworker.Handler{"alpha": echoTool("alpha")})
+
+	ctx := ctxFor(t)
+	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "fb2", TurnID: "t1",
+		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "use alpha"}}, Tools: []wire.Tool{tool("alpha")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := turn.Wait(ctx)
+	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+		t.Fatalf("Wait() = %+v, %v; want completed", res, err)
+	}
+	log := res.Messages
+	if len(log) != 4 || log[1].ToolCalls[0].ID != "call_Prim4ryCallId0123456789" || log[3].Provider != "mistral" {
+		t.Fatalf("session log = %+v; want the primary's tool round, then the fallback's answer", log)
+	}
+	reqs := e.mock.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("fallback requests = %d; want 1", len(reqs))
+	}
+	msgs := reqs[0].Messages
+	if len(msgs) != 3 || msgs[0].Role != "user" || msgs[1].Role != "assistant" || msgs[2].Role != "tool" {
+		t.Fatalf("fallback request messages = %+v; want user, assistant with the call, its result", msgs)
+	}
+	id := msgs[1].ToolCalls[0].ID
+	if !regexp.MustCompile(`^[A-Za-z0-9]{9}$`).MatchString(id) {
+		t.Errorf("fallback saw call id %q; want it remapped to 9 alphanumerics", id)
+	}
+	if msgs[2].ToolCallID != id {
+		t.Errorf("fallback saw the result answer %q for call %q; want the same remapped id on both sides", msgs[2].ToolCallID, id)
+	}
+	if msgs[1].ToolCalls[0].Function.Name != "alpha" || msgs[1].ToolCalls[0].Function.Arguments != `{"q":"x"}` || msgs[2].Text() != `alpha got {"q":"x"}` {
+		t.Errorf("fallback request call/result = %+v / %q; want the original name, arguments and result", msgs[1].ToolCalls[0], msgs[2].Text())
 	}
 }

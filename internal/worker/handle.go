@@ -38,7 +38,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 	}
 	log := w.log.With().Uint64("stream_seq", meta.Sequence.Stream).Uint64("delivery", meta.NumDelivered).Logger()
 	session := w.subjects.SessionOf(msg.Subject())
-	req, codec, rejection := w.decode(msg, session, meta)
+	req, codec, schemas, rejection := w.decode(msg, session, meta)
 	if rejection != nil {
 		w.reject(ctx, msg, session, req, codec, rejection, log)
 		return
@@ -97,6 +97,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		OpenResults: w.openResults(session),
 		LastStep:    lastStep,
 		LastAttempt: lastAttempt,
+		Schemas:     schemas,
 	})
 	switch {
 	case out.Err == nil:
@@ -119,16 +120,17 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 	}
 }
 
-// decode reads, defaults and validates a request. On rejection it returns
-// what it could read of the request for the rejection event.
-func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadata) (*wire.TurnRequest, wire.Codec, error) {
+// decode reads, defaults and validates a request, and compiles its tool
+// schemas. On rejection it returns what it could read of the request for
+// the rejection event.
+func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadata) (*wire.TurnRequest, wire.Codec, turn.ToolSchemas, error) {
 	req := &wire.TurnRequest{}
 	codec, err := wire.CodecFor(msg.Headers().Get(wire.HeaderContentType))
 	if err != nil {
-		return req, wire.JSON, &wire.ValidationError{Reason: wire.ReasonContentType, Detail: err.Error()}
+		return req, wire.JSON, nil, &wire.ValidationError{Reason: wire.ReasonContentType, Detail: err.Error()}
 	}
 	if err := codec.UnmarshalStrict(msg.Data(), req); err != nil {
-		return &wire.TurnRequest{}, codec, &wire.ValidationError{Reason: wire.ReasonMalformed, Detail: "request does not decode"}
+		return &wire.TurnRequest{}, codec, nil, &wire.ValidationError{Reason: wire.ReasonMalformed, Detail: "request does not decode"}
 	}
 	if req.TurnID == "" {
 		req.TurnID = msg.Headers().Get(jetstream.MsgIDHeader)
@@ -138,12 +140,16 @@ func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadat
 		req.TurnID = "t" + seqToken(meta.Sequence.Stream)
 	}
 	if err := req.Validate(session, w.limits); err != nil {
-		return req, codec, err
+		return req, codec, nil, err
 	}
 	if _, ok := w.cfg.Route(req.Route); !ok {
-		return req, codec, &wire.ValidationError{Reason: wire.ReasonUnknownRoute, Field: "route", Detail: "no such route"}
+		return req, codec, nil, &wire.ValidationError{Reason: wire.ReasonUnknownRoute, Field: "route", Detail: "no such route"}
 	}
-	return req, codec, nil
+	schemas, err := turn.CompileTools(req.Tools)
+	if err != nil {
+		return req, codec, nil, &wire.ValidationError{Reason: wire.ReasonInvalidTool, Field: "tools", Detail: "a parameter schema is not a valid JSON Schema"}
+	}
+	return req, codec, schemas, nil
 }
 
 // seqToken renders a stream sequence as a token.

@@ -62,7 +62,7 @@ func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, rou
 			return nil, nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
 		caps := capabilities(provider.DefaultCapabilities(string(p.API)), p.Capabilities)
-		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps}
+		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps, CallIDFormat: p.ToolCallIDFormat}
 		for _, m := range cfg.Models {
 			if m.Provider != p.Name {
 				continue

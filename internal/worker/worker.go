@@ -75,6 +75,10 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	state, err := b.State(ctx)
+	if err != nil {
+		return nil, err
+	}
 	registry, routes, err := buildRegistry(cfg, o.HTTPClient)
 	if err != nil {
 		return nil, err
@@ -87,6 +91,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		Exec:        &provider.Executor{Registry: registry, Clock: o.Clock},
 		Routes:      routes,
 		Budgets:     cfg.Budgets,
+		State:       state,
 		ToolTimeout: cfg.Worker.ToolTimeout.D(),
 		Log:         o.Log,
 	}

@@ -20,8 +20,12 @@ type Result struct {
 	Events []wire.SessionEvent
 	// Chunks counts the chunks delivered.
 	Chunks int
-	// Text is the content of the turn's last assistant message.
+	// Text is the turn's answer: the content of its last assistant
+	// message, joined to the parts before it that were cut at the output
+	// limit (finish_reason length) and continued by the next step.
 	Text string
+
+	cut bool // the last assistant message was cut at length
 }
 
 // Wait consumes the turn to its end and collects what Next delivered from
@@ -42,8 +46,12 @@ func (t *Turn) Wait(ctx context.Context) (*Result, error) {
 			r.Chunks++
 		case u.Message != nil:
 			r.Messages = append(r.Messages, *u.Message)
-			if u.Message.Role == wire.RoleAssistant {
-				r.Text = u.Message.Content
+			if m := u.Message; m.Role == wire.RoleAssistant {
+				if !r.cut {
+					r.Text = ""
+				}
+				r.Text += m.Content
+				r.cut = len(m.ToolCalls) == 0 && m.FinishReason == wire.FinishLength && !m.Synthesized
 			}
 		case u.Event != nil:
 			r.Events = append(r.Events, *u.Event)

@@ -23,6 +23,12 @@ const (
 
 	EventBudgetExceeded = "budget.exceeded"
 
+	// EventTurnContinued: the step continues an answer cut at length.
+	EventTurnContinued = "turn.continued"
+	// EventStepRetried: a step is retried once because its response could
+	// not be used (tool calls cut at length, no visible answer).
+	EventStepRetried = "turn.step-retried"
+
 	EventHistorySelected   = "structured-tool-history-selected"
 	EventHistoryRepaired   = "structured-tool-history-repaired"
 	EventHistorySkipped    = "structured-tool-history-skipped"

@@ -1,0 +1,48 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// StateBucket is the worker-only key-value bucket of provider state: per
+// step request facts, provider ids, and (for replay) what providers must
+// be sent back. Clients never read it; it is never published elsewhere.
+const StateBucket = "TURN_STATE"
+
+// State is the worker-only provider state.
+type State struct {
+	kv jetstream.KeyValue
+}
+
+// State opens the state bucket of an ensured topology.
+func (b *Bus) State(ctx context.Context) (*State, error) {
+	kv, err := b.js.KeyValue(ctx, StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("bus: state bucket: %w", err)
+	}
+	return &State{kv: kv}, nil
+}
+
+// Put stores value under key.
+func (s *State) Put(ctx context.Context, key string, value []byte) error {
+	if _, err := s.kv.Put(ctx, key, value); err != nil {
+		return fmt.Errorf("bus: state %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get returns the value under key; ok is false when there is none.
+func (s *State) Get(ctx context.Context, key string) (value []byte, ok bool, err error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("bus: state %s: %w", key, err)
+	}
+	return e.Value(), true, nil
+}

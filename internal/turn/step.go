@@ -1,0 +1,201 @@
+package turn
+
+import (
+	"context"
+	"errors"
+
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/history"
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// decision is what the loop does with a finalized response (the
+// Finalization contract).
+type decision uint8
+
+const (
+	// finished: persist the answer; the turn completes.
+	finished decision = iota + 1
+	// planTools: persist the message with its calls; plan and run them.
+	planTools
+	// continueAnswer: persist the text cut at length; the next step asks
+	// the same route chain to continue it.
+	continueAnswer
+	// filtered: a content filter stopped it; persist what text there is,
+	// run nothing, never continue.
+	filtered
+	// truncatedCalls: tool calls cut at length are never executed; retry
+	// the step once, then refuse.
+	truncatedCalls
+	// noAnswer: no visible text and no call (reasoning only, or nothing);
+	// retry once with a prefill, then give guidance.
+	noAnswer
+	// unusable: unknown or incomplete is never success.
+	unusable
+)
+
+// decide applies the finish-reason table to a finalized response.
+func decide(r *assemble.Response) decision {
+	calls := len(r.ToolCalls) > 0
+	switch r.FinishReason {
+	case wire.FinishToolCalls:
+		if calls {
+			return planTools
+		}
+		return unusable
+	case wire.FinishContentFilter:
+		return filtered
+	case wire.FinishLength:
+		switch {
+		case calls:
+			return truncatedCalls
+		case r.Text == "":
+			return noAnswer
+		}
+		return continueAnswer
+	case wire.FinishStop:
+		if r.Text == "" && !calls {
+			return noAnswer
+		}
+		return finished
+	}
+	return unusable
+}
+
+// step runs one provider step: the call, at most one in-step retry the
+// finish table asks for, and the persisted outcome. It returns done when
+// the turn ended.
+func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
+	step := st.Steps + 1
+	chain, err := r.loop.Routes.Chain(r.req.Route)
+	if err != nil {
+		return r.fail(ctx, ReasonProvider, step, Payload{"class": string(provider.ClassNoRoute)}), true
+	}
+	obs := &stepObserver{r: r, step: step}
+	if step == r.lastStep {
+		obs.base = r.lastAttempt // a resumed step: attempts continue the numbering
+	}
+	var instruction string
+	if st.Continuing() {
+		instruction = continueInstruction
+		r.emit(wire.EventTurnContinued, step, 0, Payload{"reason": "length"})
+	}
+	retried := false
+	for {
+		res, out, done := r.call(ctx, step, chain, obs, instruction)
+		if done {
+			return out, true
+		}
+		resp := res.Response
+		switch d := decide(resp); d {
+		case planTools:
+			return r.persist(ctx, step, res, resp.Text, r.normalize(step, resp.ToolCalls))
+		case finished, continueAnswer:
+			return r.persist(ctx, step, res, resp.Text, nil)
+		case filtered:
+			if resp.Text == "" {
+				if err := r.record(ctx, step, res, nil); err != nil {
+					return r.interrupted(ctx, err), true
+				}
+				return r.say(ctx, step, filteredNotice, wire.EventTurnCompleted, "", nil), true
+			}
+			return r.persist(ctx, step, res, resp.Text, nil)
+		case truncatedCalls, noAnswer:
+			reason := map[decision]string{truncatedCalls: "truncated_tool_calls", noAnswer: "no_visible_answer"}[d]
+			if !retried {
+				retried = true
+				r.emit(wire.EventStepRetried, step, 0, Payload{"reason": reason, "finish_reason": resp.FinishReason, "tool_calls": len(resp.ToolCalls)})
+				if d == noAnswer {
+					instruction = answerInstruction
+				}
+				continue
+			}
+			if d == truncatedCalls {
+				return r.say(ctx, step, truncatedRefusal, wire.EventTurnFailed, ReasonTruncatedCalls, Payload{"tool_calls": len(resp.ToolCalls)}), true
+			}
+			return r.say(ctx, step, noAnswerGuidance, wire.EventTurnFailed, ReasonNoAnswer, nil), true
+		default:
+			return r.fail(ctx, ReasonUnusableResponse, step, Payload{"finish_reason": resp.FinishReason}), true
+		}
+	}
+}
+
+// call makes the step's provider request: the session log, then the
+// request-only instruction, if any, last. It returns done with the turn's
+// outcome when the call ended the turn.
+func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *stepObserver, instruction string) (*provider.Result, Outcome, bool) {
+	req := &provider.Request{System: r.req.System, Messages: history.Messages(r.msgs), Tools: r.req.Tools}
+	if instruction != "" {
+		req.Messages = append(req.Messages, provider.Message{Role: wire.RoleUser, Content: instruction})
+	}
+	if err := r.checkpoint(ctx, step, obs.base); err != nil {
+		return nil, r.interrupted(ctx, err), true // request facts not durable: the provider is not called
+	}
+	res, err := r.loop.Exec.Execute(ctx, chain, req, obs)
+	obs.base += len(res.Attempts)
+	if ferr := r.w.Flush(ctx); ferr != nil && ctx.Err() == nil {
+		return nil, r.interrupted(ctx, ferr), true
+	}
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, provider.ErrRelay) {
+			return nil, r.interrupted(ctx, err), true
+		}
+		f := provider.AsFailure(err)
+		p := Payload{"class": string(f.Class), "attempts": len(res.Attempts)}
+		if f.Status != 0 {
+			p["http_status"] = f.Status
+		}
+		return nil, r.fail(ctx, ReasonProvider, step, p), true
+	}
+	if u := res.Response.Usage; u != nil {
+		r.usage.Add(*u)
+	}
+	return res, Outcome{}, false
+}
+
+// normalize gives each finalized call its normalized id, once.
+func (r *run) normalize(step int, calls []assemble.ToolCall) []wire.Call {
+	out := make([]wire.Call, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, wire.Call{
+			ID:        NormalizeCallID(c.ProviderID, r.req.SessionID, r.req.TurnID, step, c.Index, r.taken),
+			Name:      c.Name,
+			Arguments: c.Arguments,
+		})
+	}
+	return out
+}
+
+// persist records the step's provider facts, then appends its assistant
+// message: the message with its tool calls is on the session log before any
+// call is published.
+func (r *run) persist(ctx context.Context, step int, res *provider.Result, text string, calls []wire.Call) (Outcome, bool) {
+	resp := res.Response
+	if err := r.record(ctx, step, res, calls); err != nil {
+		return r.interrupted(ctx, err), true
+	}
+	msg := &wire.Message{
+		Step: step, Role: wire.RoleAssistant, Content: text, ToolCalls: calls,
+		FinishReason: resp.FinishReason, RawFinishReason: resp.RawFinishReason,
+		Provider: res.Target.Provider, Model: res.Target.Model, Usage: resp.Usage,
+	}
+	if err := r.append(ctx, msg); err != nil {
+		return r.interrupted(ctx, err), true
+	}
+	return Outcome{}, false
+}
+
+// say appends a message the runtime writes itself (marked synthesized),
+// then ends the turn with status.
+func (r *run) say(ctx context.Context, step int, text, status, reason string, p Payload) Outcome {
+	msg := &wire.Message{Step: step, Role: wire.RoleAssistant, Content: text, Synthesized: true,
+		FinishReason: wire.FinishStop, Provider: RuntimeProvider}
+	if err := r.append(ctx, msg); err != nil {
+		return r.interrupted(ctx, err)
+	}
+	if status == wire.EventTurnCompleted {
+		return r.finish(ctx, status, reason, history.StateOf(r.msgs, r.req.TurnID))
+	}
+	return r.fail(ctx, reason, step, p)
+}

@@ -1,0 +1,155 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/worker"
+	"github.com/turnstream/turnstream/pkg/toolworker"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// syncBuffer collects log lines from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Canaries planted where content lives.
+const (
+	canaryPrompt    = "CANARY-PROMPT-7f3a"
+	canarySystem    = "CANARY-SYSTEM-91bc"
+	canaryArgs      = "CANARY-ARGS-2d4e"
+	canaryResult    = "CANARY-RESULT-c08f"
+	canaryReasoning = "CANARY-REASONING-5e61"
+	canaryError     = "CANARY-ERROR-b7a2"
+)
+
+// TestCanaries runs a turn whose prompt, system prompt, tool arguments,
+// tool result, reasoning and a provider error message carry canaries, and
+// searches every published event, every log line of the worker and the
+// tool worker (at debug level) and every chunk delta for them: none may
+// appear outside the places that content belongs to.
+func TestCanaries(t *testing.T) {
+	e := newEnv(t, mockllm.Queue(
+		mockllm.Error(http.StatusInternalServerError, "server_error", "upstream said "+canaryError, nil),
+		mockllm.NewStream("mock-1").Reasoning("reasoning_content", "I must not reveal "+canaryReasoning+" ").
+			ToolCalls(3, mockllm.Call{ID: "call_1", Name: "lookup", Arguments: `{"key":"` + canaryArgs + `"}`}).Finish("tool_calls").Response(),
+		mockllm.NewStream("mock-1").Reasoning("reasoning_content", "again "+canaryReasoning).Text("All done.").Finish("stop").Response(),
+	))
+	var logs syncBuffer
+	log := zerolog.New(&logs).Level(zerolog.DebugLevel)
+	w, err := worker.New(ctxFor(t), worker.Options{Conn: e.srv.Connect(), Config: e.cfg, Log: log, HTTPClient: e.http.Client(), Clock: &instantClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	tjs, err := jetstream.New(e.srv.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolCtx, stopTools := context.WithCancel(context.Background())
+	toolsDone := make(chan struct{})
+	go func() {
+		defer close(toolsDone)
+		_ = toolworker.Serve(toolCtx, tjs, map[string]toolworker.Handler{"lookup": func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+			return toolworker.Result{Content: "secret value " + canaryResult}, nil
+		}}, toolworker.WithLogger(log))
+	}()
+	t.Cleanup(func() { stopTools(); <-toolsDone })
+
+	ctx := ctxFor(t)
+	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "canary", TurnID: "t1", System: "Rules: " + canarySystem,
+		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "Look up " + canaryPrompt}}, Tools: []wire.Tool{lookupTool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := turn.Wait(ctx)
+	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+		t.Fatalf("Wait() = %+v, %v; want completed", res, err)
+	}
+	all := []string{canaryPrompt, canarySystem, canaryArgs, canaryResult, canaryReasoning, canaryError}
+
+	// Events: none at all.
+	_, events := records[wire.SessionEvent](t, e.js, wire.StreamEvents, "turn.event.canary")
+	for _, m := range events {
+		for _, c := range all {
+			if bytes.Contains(m.Data(), []byte(c)) {
+				t.Errorf("event %s carries %s", m.Data(), c)
+			}
+		}
+	}
+	if len(events) == 0 {
+		t.Fatal("no events read")
+	}
+	// Logs: none at all.
+	for _, c := range all {
+		if strings.Contains(logs.String(), c) {
+			t.Errorf("a log line carries %s", c)
+		}
+	}
+	if !strings.Contains(logs.String(), "turn ended") {
+		t.Fatal("the worker's logs were not captured")
+	}
+	// Chunk deltas: only what the model streamed visibly (its text and its
+	// tool-call arguments); never reasoning, prompts, results or errors.
+	chunks, _ := records[wire.Chunk](t, e.js, wire.StreamChunks, "turn.chunk.canary.t1")
+	var deltas strings.Builder
+	for _, c := range chunks {
+		if c.Delta != nil {
+			deltas.WriteString(c.Delta.Text)
+			for _, tc := range c.Delta.ToolCalls {
+				deltas.WriteString(tc.Name + tc.Arguments)
+			}
+		}
+	}
+	for _, c := range []string{canaryPrompt, canarySystem, canaryResult, canaryReasoning, canaryError} {
+		if strings.Contains(deltas.String(), c) {
+			t.Errorf("a chunk delta carries %s", c)
+		}
+	}
+	if !strings.Contains(deltas.String(), canaryArgs) {
+		t.Errorf("the tool-call argument deltas lack their arguments")
+	}
+	// The session log: content where it belongs, reasoning nowhere.
+	var logText strings.Builder
+	for _, m := range res.Messages {
+		logText.WriteString(m.Content)
+		for _, c := range m.ToolCalls {
+			logText.WriteString(c.Arguments)
+		}
+	}
+	for _, c := range []string{canaryReasoning, canaryError, canarySystem} {
+		if strings.Contains(logText.String(), c) {
+			t.Errorf("the session log carries %s", c)
+		}
+	}
+	for _, c := range []string{canaryPrompt, canaryArgs, canaryResult} {
+		if !strings.Contains(logText.String(), c) {
+			t.Errorf("the session log lacks %s where it belongs", c)
+		}
+	}
+}
