@@ -91,6 +91,7 @@ func TestCanaries(t *testing.T) {
 	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
 		t.Fatalf("Wait() = %+v, %v; want completed", res, err)
 	}
+	conforms(t, e.js, "canary", "t1")
 	all := []string{canaryPrompt, canarySystem, canaryArgs, canaryResult, canaryReasoning, canaryError}
 
 	// Events: none at all.

@@ -118,6 +118,7 @@ func TestTurnEndToEnd(t *testing.T) {
 	if terminals != 1 || !events[len(events)-1].Terminal() {
 		t.Errorf("terminal events = %d (last %s); want exactly 1, last", terminals, events[len(events)-1].Type)
 	}
+	conforms(t, e.js, "e2e", "t1")
 	want := map[string]int{
 		wire.EventTurnAccepted: 1, wire.EventLLMRequest: 2, wire.EventLLMFinish: 2,
 		wire.EventToolDispatched: 2, wire.EventToolResult: 2, wire.EventTurnCompleted: 1,

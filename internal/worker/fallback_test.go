@@ -112,6 +112,7 @@ func TestFallbackThroughWorker(t *testing.T) {
 	if fb["class"] != "SERVER" || fb["provider"] != "primary" || fb["to_provider"] != "backup" || fb["request_id"] != "req_primary" {
 		t.Errorf("llm/fallback payload = %v; want SERVER from primary to backup with the request id", fb)
 	}
+	conforms(t, e.js, "fb", "t1")
 	if len(clock.sleeps) != 2 {
 		t.Errorf("retry waits = %v; want 2", clock.sleeps)
 	}

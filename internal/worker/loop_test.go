@@ -326,7 +326,9 @@ func TestLoopScenarios(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			sc.check(t, runScenario(t, sc))
+			o := runScenario(t, sc)
+			sc.check(t, o)
+			conforms(t, o.e.js, "loop", "t1")
 		})
 	}
 }
