@@ -2,8 +2,6 @@ package deepseek
 
 import (
 	"bytes"
-	"io"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,19 +9,9 @@ import (
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
-
-// payloads returns the data of every "data: " line of an SSE body, in order.
-func payloads(body []byte) [][]byte {
-	var out [][]byte
-	for _, line := range bytes.Split(body, []byte("\n")) {
-		if p, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // TestStreamFixtures serves DeepSeek-shaped streams over HTTP through the
 // real adapter.
@@ -82,43 +70,43 @@ func TestStreamFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			body := fixture(t, tt.file)
-			srv, _ := serve(t, sse(body))
-			o := stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
+			srv, _ := providertest.Serve(t, sse(body))
+			o := providertest.Stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
 
 			// Every frame is relayed as it arrived, byte for byte.
-			want := payloads(body)
-			if len(o.frames) > len(want) {
-				t.Fatalf("Stream() relayed %d frames; the stream has %d", len(o.frames), len(want))
+			want := providertest.DataLines(body)
+			if len(o.Frames) > len(want) {
+				t.Fatalf("Stream() relayed %d frames; the stream has %d", len(o.Frames), len(want))
 			}
-			for i, f := range o.frames {
+			for i, f := range o.Frames {
 				if !bytes.Equal(f.Raw, want[i]) {
 					t.Errorf("frame %d Raw = %q; want %q", i, f.Raw, want[i])
 				}
 			}
 			if tt.class != "" {
-				f := o.failure()
+				f := o.Failure()
 				if f == nil || f.Class != tt.class {
-					t.Fatalf("Stream() error = %v; want %s", o.err, tt.class)
+					t.Fatalf("Stream() error = %v; want %s", o.Err, tt.class)
 				}
 				if f.RequestID != traceID {
 					t.Errorf("Failure.RequestID = %q; want the x-ds-trace-id %q", f.RequestID, traceID)
 				}
-				if got := o.deltaText(); strings.Contains(got, "Thinking") {
+				if got := o.DeltaText(); strings.Contains(got, "Thinking") {
 					t.Errorf("relayed text = %q; reasoning must never be a visible delta", got)
 				}
 				return
 			}
-			if o.err != nil {
-				t.Fatalf("Stream() error = %v; want nil", o.err)
+			if o.Err != nil {
+				t.Fatalf("Stream() error = %v; want nil", o.Err)
 			}
-			if len(o.frames) != len(want) {
-				t.Errorf("Stream() relayed %d frames; want %d", len(o.frames), len(want))
+			if len(o.Frames) != len(want) {
+				t.Errorf("Stream() relayed %d frames; want %d", len(o.Frames), len(want))
 			}
-			r := o.resp
+			r := o.Resp
 			if r.Text != tt.text || r.Reasoning != tt.reasoning {
 				t.Errorf("Stream() text, reasoning = %q, %q; want %q, %q", r.Text, r.Reasoning, tt.text, tt.reasoning)
 			}
-			if got := o.deltaText(); got != tt.text {
+			if got := o.DeltaText(); got != tt.text {
 				t.Errorf("relayed text = %q; want %q (reasoning never in deltas)", got, tt.text)
 			}
 			if r.FinishReason != tt.finish || r.RawFinishReason != tt.rawFinish {
@@ -144,9 +132,9 @@ func TestStreamFixtures(t *testing.T) {
 
 // checkTerminalFrame: the literal [DONE] is the frame that ends the blocks
 // and carries the final finish and usage, and no earlier frame does.
-func checkTerminalFrame(t *testing.T, o outcome, r *assemble.Response) {
+func checkTerminalFrame(t *testing.T, o providertest.Outcome, r *assemble.Response) {
 	t.Helper()
-	last := o.frames[len(o.frames)-1]
+	last := o.Frames[len(o.Frames)-1]
 	if string(last.Raw) != "[DONE]" {
 		t.Fatalf("last frame Raw = %q; want [DONE]", last.Raw)
 	}
@@ -164,7 +152,7 @@ func checkTerminalFrame(t *testing.T, o outcome, r *assemble.Response) {
 	if ends != len(r.ToolCalls) {
 		t.Errorf("[DONE] delta ends %d tool calls; want %d", ends, len(r.ToolCalls))
 	}
-	for i, f := range o.frames[:len(o.frames)-1] {
+	for i, f := range o.Frames[:len(o.Frames)-1] {
 		if f.Delta == nil {
 			continue
 		}
@@ -201,11 +189,11 @@ func TestStreamHTTPErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, got := serve(t, reply(tt.status, tt.body, "x-ds-trace-id", traceID))
-			o := stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
-			f := o.failure()
+			srv, got := providertest.Serve(t, reply(tt.status, tt.body, "x-ds-trace-id", traceID))
+			o := providertest.Stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
+			f := o.Failure()
 			if f == nil {
-				t.Fatalf("Stream() = %+v; want failure %s", o.resp, tt.class)
+				t.Fatalf("Stream() = %+v; want failure %s", o.Resp, tt.class)
 			}
 			if f.Class != tt.class || f.Status != tt.status || f.RequestID != traceID {
 				t.Errorf("Stream() failure = {%s %d %q}; want {%s %d %q}", f.Class, f.Status, f.RequestID, tt.class, tt.status, traceID)
@@ -213,7 +201,7 @@ func TestStreamHTTPErrors(t *testing.T) {
 			if r := provider.DefaultRetryPolicy.Retryable(f.Class); r != tt.retryable {
 				t.Errorf("DefaultRetryPolicy.Retryable(%s) = %v; want %v", f.Class, r, tt.retryable)
 			}
-			if n := len(got.all()); n != 1 {
+			if n := len(got.All()); n != 1 {
 				t.Errorf("server saw %d requests; want 1 (the executor owns retries)", n)
 			}
 			if msg := f.Error(); strings.Contains(msg, "reasoning_content") || strings.Contains(msg, "test") {
@@ -226,69 +214,41 @@ func TestStreamHTTPErrors(t *testing.T) {
 // TestStreamKeepAliveIsNotProgress: a request queued behind keep-alive
 // comments, with no event, hits the idle timeout.
 func TestStreamKeepAliveIsNotProgress(t *testing.T) {
-	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("x-ds-trace-id", traceID)
-		w.WriteHeader(http.StatusOK)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	o := stream(t, newAdapter(t, srv.URL, Options{IdleTimeout: 50 * time.Millisecond}), []byte(`{}`))
-	f := o.failure()
+	srv, _ := providertest.Serve(t, providertest.KeepAlive(5*time.Millisecond, "x-ds-trace-id", traceID))
+	o := providertest.Stream(t, newAdapter(t, srv.URL, Options{IdleTimeout: 50 * time.Millisecond}), []byte(`{}`))
+	f := o.Failure()
 	if f == nil || f.Class != provider.ClassTimeout {
-		t.Fatalf("Stream() error = %v; want TIMEOUT", o.err)
+		t.Fatalf("Stream() error = %v; want TIMEOUT", o.Err)
 	}
 	if f.RequestID != traceID {
 		t.Errorf("Failure.RequestID = %q; want %q", f.RequestID, traceID)
 	}
-	if len(o.frames) != 0 {
-		t.Errorf("Stream() relayed %d frames; comments are not frames", len(o.frames))
+	if len(o.Frames) != 0 {
+		t.Errorf("Stream() relayed %d frames; comments are not frames", len(o.Frames))
 	}
 }
 
 // TestStreamRequest: the body goes verbatim to BaseURL/chat/completions
 // with the given key and headers.
 func TestStreamRequest(t *testing.T) {
-	srv, got := serve(t, sse(fixture(t, "keep_alive_queued.sse")))
-	t.Setenv("DEEPSEEK_API_KEY", "sk-from-env")
-	t.Setenv("OPENAI_API_KEY", "sk-from-env")
-	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/env")
+	srv, got := providertest.Serve(t, sse(fixture(t, "keep_alive_queued.sse")))
+	providertest.PoisonEnv(t)
 	a, err := New(Options{BaseURL: srv.URL, APIKey: "sk-explicit", Headers: map[string]string{"X-Custom": "c"}})
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
 	body := []byte(`{"model":"deepseek-chat","messages":[]}`)
-	if o := stream(t, a, body); o.err != nil {
-		t.Fatalf("Stream() error = %v; want nil", o.err)
-	}
-	reqs := got.all()
-	if len(reqs) != 1 {
-		t.Fatalf("server saw %d requests; want 1", len(reqs))
-	}
-	r := reqs[0]
-	checks := []struct{ what, got, want string }{
-		{"path", r.Path, "/chat/completions"},
-		{"Authorization", r.Header.Get("Authorization"), "Bearer sk-explicit"},
-		{"X-Custom", r.Header.Get("X-Custom"), "c"},
-		{"Content-Type", r.Header.Get("Content-Type"), "application/json"},
-		{"body", string(r.Body), string(body)},
-	}
-	for _, c := range checks {
-		if c.got != c.want {
-			t.Errorf("request %s = %q; want %q", c.what, c.got, c.want)
+	r := got.One(t, func() {
+		if o := providertest.Stream(t, a, body); o.Err != nil {
+			t.Fatalf("Stream() error = %v; want nil", o.Err)
 		}
-	}
+	})
+	providertest.CheckRequest(t, r, providertest.WantRequest{
+		Path:   "/chat/completions",
+		Header: map[string]string{"Authorization": "Bearer sk-explicit", "X-Custom": "c", "Content-Type": "application/json"},
+		Body:   string(body),
+	})
+	providertest.CheckNoEnv(t, r)
 }
 
 func TestNew(t *testing.T) {

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -192,33 +191,26 @@ func FuzzPrepare(f *testing.F) {
 // reasoning in visible deltas, no complete call without a name and JSON
 // arguments.
 func FuzzStream(f *testing.F) {
-	for _, name := range fixtureNames(f) {
-		f.Add(fixture(f, name))
+	for _, b := range providertest.Fixtures(f, filepath.Join("testdata", "streams", "*.sse")) {
+		f.Add(b)
 	}
 	f.Add([]byte(": keep-alive\n\ndata: [DONE]\n"))
 	// The server streams back whatever it is sent: the fuzz input is the body.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("x-ds-trace-id", traceID)
-		w.WriteHeader(http.StatusOK)
-		w.Write(body) //nolint:errcheck // the client may be gone
-	}))
-	f.Cleanup(srv.Close)
+	srv := providertest.Start(f, providertest.Echo("x-ds-trace-id", traceID))
 	a := newAdapter(f, srv.URL, Options{IdleTimeout: 10 * time.Second})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o := stream(t, a, data)
-		if o.err != nil {
-			if f := o.failure(); f.RequestID != traceID {
+		o := providertest.Stream(t, a, data)
+		if o.Err != nil {
+			if f := o.Failure(); f.RequestID != traceID {
 				t.Fatalf("Failure.RequestID = %q; want %q", f.RequestID, traceID)
 			}
 			return
 		}
-		r := o.resp
+		r := o.Resp
 		if !r.Terminal || !bytes.Contains(data, []byte("[DONE]")) {
 			t.Fatalf("Stream() response without [DONE]: terminal %v", r.Terminal)
 		}
-		if got := o.deltaText(); got != r.Text {
+		if got := o.DeltaText(); got != r.Text {
 			t.Fatalf("relayed text %q != response text %q", got, r.Text)
 		}
 		for _, c := range r.ToolCalls {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -79,24 +80,24 @@ func TestMockToolLoop(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Prepare() error = %v", err)
 			}
-			o := stream(t, a, first)
-			if o.err != nil || !o.resp.Executable() || len(o.resp.ToolCalls) != 2 {
-				t.Fatalf("Stream() = %+v, %v; want two executable tool calls", o.resp, o.err)
+			o := providertest.Stream(t, a, first)
+			if o.Err != nil || !o.Resp.Executable() || len(o.Resp.ToolCalls) != 2 {
+				t.Fatalf("Stream() = %+v, %v; want two executable tool calls", o.Resp, o.Err)
 			}
 			// The step as the turn loop would persist it, then its results.
 			var calls []wire.Call
 			var results []provider.Message
-			for _, c := range o.resp.ToolCalls {
+			for _, c := range o.Resp.ToolCalls {
 				calls = append(calls, wire.Call{ID: c.ProviderID, Name: c.Name, Arguments: c.Arguments})
 				results = append(results, provider.Message{Role: wire.RoleTool, ToolCallID: c.ProviderID, Content: "sunny"})
 			}
-			req.Messages = append(req.Messages, provider.Message{Role: wire.RoleAssistant, Content: o.resp.Text, ToolCalls: calls, Reasoning: &o.resp.Reasoning})
+			req.Messages = append(req.Messages, provider.Message{Role: wire.RoleAssistant, Content: o.Resp.Text, ToolCalls: calls, Reasoning: &o.Resp.Reasoning})
 			req.Messages = append(req.Messages, results...)
 			second, err := a.Prepare(req, tt.model)
 			if err != nil {
 				t.Fatalf("Prepare() error = %v", err)
 			}
-			o2 := stream(t, a, second)
+			o2 := providertest.Stream(t, a, second)
 
 			reqs := mock.Requests()
 			if len(reqs) != 2 || !bytes.Equal(reqs[0].Body, first) || !bytes.Equal(reqs[1].Body, second) {
@@ -106,21 +107,21 @@ func TestMockToolLoop(t *testing.T) {
 				t.Errorf("first request messages = %+v; want system then the joined user text", got)
 			}
 			if tt.class != "" {
-				f := o2.failure()
+				f := o2.Failure()
 				if f == nil || f.Class != tt.class || f.Status != http.StatusBadRequest || f.RequestID != traceID {
-					t.Fatalf("second Stream() error = %v (%+v); want %s with HTTP 400 and request id %q", o2.err, f, tt.class, traceID)
+					t.Fatalf("second Stream() error = %v (%+v); want %s with HTTP 400 and request id %q", o2.Err, f, tt.class, traceID)
 				}
 				if provider.DefaultRetryPolicy.Retryable(f.Class) {
 					t.Errorf("DefaultRetryPolicy.Retryable(%s) = true; want false", f.Class)
 				}
 				return
 			}
-			if o2.err != nil || o2.resp.Text != "The answer is 42." {
-				t.Fatalf("second Stream() = %+v, %v; want the answer", o2.resp, o2.err)
+			if o2.Err != nil || o2.Resp.Text != "The answer is 42." {
+				t.Fatalf("second Stream() = %+v, %v; want the answer", o2.Resp, o2.Err)
 			}
 			echoed := reqs[1].Messages[2]
-			if echoed.Role != "assistant" || echoed.ReasoningContent == nil || *echoed.ReasoningContent != o.resp.Reasoning {
-				t.Errorf("replayed assistant message = %+v; want reasoning_content %q", echoed, o.resp.Reasoning)
+			if echoed.Role != "assistant" || echoed.ReasoningContent == nil || *echoed.ReasoningContent != o.Resp.Reasoning {
+				t.Errorf("replayed assistant message = %+v; want reasoning_content %q", echoed, o.Resp.Reasoning)
 			}
 		})
 	}
@@ -160,19 +161,19 @@ func TestMockFaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(mockllm.New(mockllm.Queue(tt.resp)))
 			t.Cleanup(srv.Close)
-			o := stream(t, newAdapter(t, srv.URL, Options{IdleTimeout: tt.idle}), []byte(`{"model":"deepseek-chat","messages":[]}`))
+			o := providertest.Stream(t, newAdapter(t, srv.URL, Options{IdleTimeout: tt.idle}), []byte(`{"model":"deepseek-chat","messages":[]}`))
 			if tt.class != "" {
-				f := o.failure()
+				f := o.Failure()
 				if f == nil || f.Class != tt.class {
-					t.Fatalf("Stream() error = %v; want %s", o.err, tt.class)
+					t.Fatalf("Stream() error = %v; want %s", o.Err, tt.class)
 				}
 				if tt.reqID != "" && f.RequestID != tt.reqID {
 					t.Errorf("Failure.RequestID = %q; want %q", f.RequestID, tt.reqID)
 				}
 				return
 			}
-			if o.err != nil || o.resp.FinishReason != tt.finish {
-				t.Fatalf("Stream() = %+v, %v; want finish %q", o.resp, o.err, tt.finish)
+			if o.Err != nil || o.Resp.FinishReason != tt.finish {
+				t.Fatalf("Stream() = %+v, %v; want finish %q", o.Resp, o.Err, tt.finish)
 			}
 		})
 	}

@@ -5,59 +5,25 @@ import (
 	"fmt"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// chatRequest is the body of a streaming DeepSeek Chat Completions request.
-type chatRequest struct {
-	Model         string        `json:"model"`
-	Messages      []chatMessage `json:"messages"`
-	Tools         []chatTool    `json:"tools,omitempty"`
-	Stream        bool          `json:"stream"`
-	StreamOptions streamOptions `json:"stream_options"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
+// chatMessage is a DeepSeek Chat Completions message: the message type of
+// this dialect's openaiwire.ChatRequest.
 type chatMessage struct {
 	Role string `json:"role"`
 	// Content is null only for an assistant message with tool calls and no text.
 	Content *string `json:"content"`
 	// ReasoningContent is the thinking-mode echo: nil is absent, a pointer
 	// to "" is present and empty.
-	ReasoningContent *string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID       string         `json:"tool_call_id,omitempty"`
-}
-
-type chatToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function chatFunction `json:"function"`
-}
-
-type chatFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type chatTool struct {
-	Type     string      `json:"type"`
-	Function chatToolDef `json:"function"`
-}
-
-type chatToolDef struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters"`
+	ReasoningContent *string                   `json:"reasoning_content,omitempty"`
+	ToolCalls        []openaiwire.ChatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string                    `json:"tool_call_id,omitempty"`
 }
 
 // joiner separates joined system and user text.
 const joiner = "\n\n"
-
-var emptyObjectSchema = map[string]any{"type": "object", "properties": map[string]any{}}
 
 // Prepare serializes req as a streaming DeepSeek request for model:
 //   - any image fails with ErrImages, before any text is touched;
@@ -105,18 +71,12 @@ func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, 
 	} else {
 		msgs = msgs[1:]
 	}
-	body := chatRequest{
+	body := openaiwire.ChatRequest[chatMessage]{
 		Model:         model.Name,
 		Messages:      msgs,
+		Tools:         openaiwire.ChatTools(req.Tools),
 		Stream:        true,
-		StreamOptions: streamOptions{IncludeUsage: true},
-	}
-	for _, t := range req.Tools {
-		params := t.Parameters
-		if params == nil {
-			params = emptyObjectSchema
-		}
-		body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: params}})
+		StreamOptions: &openaiwire.StreamOptions{IncludeUsage: true},
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -135,10 +95,7 @@ func assistant(m *provider.Message, echo bool) chatMessage {
 	if m.Content == "" {
 		cm.Content = nil
 	}
-	cm.ToolCalls = make([]chatToolCall, 0, len(m.ToolCalls))
-	for _, c := range m.ToolCalls {
-		cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: c.ID, Type: "function", Function: chatFunction{Name: c.Name, Arguments: c.Arguments}})
-	}
+	cm.ToolCalls = openaiwire.ChatToolCalls(m.ToolCalls)
 	if echo && m.Reasoning != nil {
 		cm.ReasoningContent = ptr(*m.Reasoning)
 	}

@@ -3,13 +3,13 @@ package openaichat
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 )
 
 const okStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
@@ -32,122 +32,115 @@ func TestAdapterHTTPErrors(t *testing.T) {
 	}{
 		{
 			name:  "429 retry-after-ms",
-			h:     reply(429, "application/json", plainRateLimitBody, "retry-after-ms", "250", "x-request-id", "req_ms"),
+			h:     providertest.Reply(429, "application/json", plainRateLimitBody, "retry-after-ms", "250", "x-request-id", "req_ms"),
 			class: provider.ClassRateLimit, status: 429, retryAfter: 250 * time.Millisecond, requestID: "req_ms",
 		},
 		{
 			name:  "429 retry-after seconds",
-			h:     reply(429, "application/json", plainRateLimitBody, "retry-after", "2", "x-ds-trace-id", "ds_trace"),
+			h:     providertest.Reply(429, "application/json", plainRateLimitBody, "retry-after", "2", "x-ds-trace-id", "ds_trace"),
 			class: provider.ClassRateLimit, status: 429, retryAfter: 2 * time.Second, requestID: "ds_trace",
 		},
 		{
 			name:  "429 retry-after fractional seconds",
-			h:     reply(429, "application/json", plainRateLimitBody, "retry-after", "0.5", "X-Generation-Id", "gen-1"),
+			h:     providertest.Reply(429, "application/json", plainRateLimitBody, "retry-after", "0.5", "X-Generation-Id", "gen-1"),
 			class: provider.ClassRateLimit, status: 429, retryAfter: 500 * time.Millisecond, requestID: "gen-1",
 		},
 		{
 			name:  "429 retry-after date",
-			h:     reply(429, "application/json", plainRateLimitBody, "retry-after", fixed.Add(7*time.Second).Format(http.TimeFormat), "request-id", "req_ant"),
+			h:     providertest.Reply(429, "application/json", plainRateLimitBody, "retry-after", fixed.Add(7*time.Second).Format(http.TimeFormat), "request-id", "req_ant"),
 			class: provider.ClassRateLimit, status: 429, retryAfter: 7 * time.Second, requestID: "req_ant",
 		},
 		{
 			name:  "429 hint in the message",
-			h:     reply(429, "application/json", rateLimitBody, "x-request-id", "req_msg"),
+			h:     providertest.Reply(429, "application/json", rateLimitBody, "x-request-id", "req_msg"),
 			class: provider.ClassRateLimit, status: 429, retryAfter: 1100 * time.Millisecond, requestID: "req_msg",
 		},
 		{
 			name:  "429 no hint",
-			h:     reply(429, "application/json", plainRateLimitBody),
+			h:     providertest.Reply(429, "application/json", plainRateLimitBody),
 			class: provider.ClassRateLimit, status: 429,
 		},
 		{
 			name:  "429 insufficient quota",
-			h:     reply(429, "application/json", `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`),
+			h:     providertest.Reply(429, "application/json", `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`),
 			class: provider.ClassQuota, status: 429,
 		},
 		{
 			name:  "429 request too large",
-			h:     reply(429, "application/json", `{"error":{"message":"Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 45000.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`),
+			h:     providertest.Reply(429, "application/json", `{"error":{"message":"Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 45000.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`),
 			class: provider.ClassTooLarge, status: 429,
 		},
 		{
 			name:  "402",
-			h:     reply(402, "application/json", `{"error":{"message":"Payment required","code":402}}`),
+			h:     providertest.Reply(402, "application/json", `{"error":{"message":"Payment required","code":402}}`),
 			class: provider.ClassPayment, status: 402,
 		},
 		{
 			name:  "402 credits with a numeric code",
-			h:     reply(402, "application/json", `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits"}}`),
+			h:     providertest.Reply(402, "application/json", `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits"}}`),
 			class: provider.ClassQuota, status: 402,
 		},
 		{
 			name:  "429 quota with a numeric code",
-			h:     reply(429, "application/json", `{"error":{"code":429,"message":"You exceeded your current quota","type":"insufficient_quota"}}`),
+			h:     providertest.Reply(429, "application/json", `{"error":{"code":429,"message":"You exceeded your current quota","type":"insufficient_quota"}}`),
 			class: provider.ClassQuota, status: 429,
 		},
 		{
 			name:  "500",
-			h:     reply(500, "application/json", `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`, "x-request-id", "req_500"),
+			h:     providertest.Reply(500, "application/json", `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`, "x-request-id", "req_500"),
 			class: provider.ClassServer, status: 500, requestID: "req_500",
 		},
 		{
 			name:  "401",
-			h:     reply(401, "application/json", `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`),
+			h:     providertest.Reply(401, "application/json", `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`),
 			class: provider.ClassAuth, status: 401,
 		},
 		{
 			name:  "400",
-			h:     reply(400, "application/json", `{"error":{"message":"Invalid 'messages'.","type":"invalid_request_error","param":"messages","code":"invalid_value"}}`),
+			h:     providertest.Reply(400, "application/json", `{"error":{"message":"Invalid 'messages'.","type":"invalid_request_error","param":"messages","code":"invalid_value"}}`),
 			class: provider.ClassInvalidRequest, status: 400,
 		},
 		{
 			name:  "502 with an HTML body",
-			h:     reply(502, "text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>", "x-request-id", "req_gw"),
+			h:     providertest.Reply(502, "text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>", "x-request-id", "req_gw"),
 			class: provider.ClassServer, status: 502, requestID: "req_gw",
 		},
 		{
 			name:  "503 with an empty body",
-			h:     reply(503, "", ""),
+			h:     providertest.Reply(503, "", ""),
 			class: provider.ClassServer, status: 503,
 		},
 		{
 			name:  "429 with a plain-text body",
-			h:     reply(429, "text/plain", "Too Many Requests", "retry-after", "3"),
+			h:     providertest.Reply(429, "text/plain", "Too Many Requests", "retry-after", "3"),
 			class: provider.ClassRateLimit, status: 429, retryAfter: 3 * time.Second,
 		},
 		{
 			name:  "200 with a JSON error body",
-			h:     reply(200, "application/json", plainRateLimitBody, "x-request-id", "req_200"),
+			h:     providertest.Reply(200, "application/json", plainRateLimitBody, "x-request-id", "req_200"),
 			class: provider.ClassRateLimit, status: 200, requestID: "req_200",
 		},
 		{
 			name:  "200 with a JSON error body and an in-band hint",
-			h:     reply(200, "application/json; charset=utf-8", rateLimitBody),
+			h:     providertest.Reply(200, "application/json; charset=utf-8", rateLimitBody),
 			class: provider.ClassRateLimit, status: 200, retryAfter: 1100 * time.Millisecond,
 		},
 		{
 			name:  "200 with a JSON completion, not a stream",
-			h:     reply(200, "application/json", `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`),
+			h:     providertest.Reply(200, "application/json", `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`),
 			class: provider.ClassMalformed, status: 200,
 		},
 		{
 			name:  "200 with HTML",
-			h:     reply(200, "text/html", "<html>login</html>"),
+			h:     providertest.Reply(200, "text/html", "<html>login</html>"),
 			class: provider.ClassMalformed, status: 200,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, _ := serve(t, tt.h)
-			o := stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
-			f := o.failure()
-			if f == nil {
-				t.Fatalf("Stream() = %+v; want failure %s", o.resp, tt.class)
-			}
-			if f.Class != tt.class || f.Status != tt.status || f.RetryAfter != tt.retryAfter || f.RequestID != tt.requestID {
-				t.Errorf("Stream() failure = {%s %d %v %q}; want {%s %d %v %q}",
-					f.Class, f.Status, f.RetryAfter, f.RequestID, tt.class, tt.status, tt.retryAfter, tt.requestID)
-			}
+			srv, _ := providertest.Serve(t, tt.h)
+			o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
+			f := providertest.CheckFailure(t, o, provider.Failure{Class: tt.class, Status: tt.status, RetryAfter: tt.retryAfter, RequestID: tt.requestID})
 			if msg := f.Error(); strings.Contains(msg, "sk-test") {
 				t.Errorf("Failure.Error() = %q; must not carry the provider's message (it echoes the key)", msg)
 			}
@@ -163,33 +156,11 @@ func TestAdapterIdleTimeout(t *testing.T) {
 	}{
 		{
 			name: "comments only",
-			h: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				w.WriteHeader(http.StatusOK)
-				tick := time.NewTicker(10 * time.Millisecond)
-				defer tick.Stop()
-				for {
-					if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-						return
-					}
-					w.(http.Flusher).Flush()
-					select {
-					case <-r.Context().Done():
-						return
-					case <-tick.C:
-					}
-				}
-			},
+			h:    providertest.KeepAlive(10 * time.Millisecond),
 		},
 		{
 			name: "stall after content",
-			h: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				w.WriteHeader(http.StatusOK)
-				io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n") //nolint:errcheck // test
-				w.(http.Flusher).Flush()
-				<-r.Context().Done()
-			},
+			h:    providertest.Stall("text/event-stream", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n"),
 		},
 		{
 			name: "no response headers",
@@ -198,50 +169,38 @@ func TestAdapterIdleTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, _ := serve(t, tt.h)
-			o := stream(t, newAdapter(t, srv.URL+"/v1", Options{IdleTimeout: 100 * time.Millisecond}), []byte(`{}`))
-			if f := o.failure(); f == nil || f.Class != provider.ClassTimeout {
-				t.Errorf("Stream() error = %v; want TIMEOUT", o.err)
+			srv, _ := providertest.Serve(t, tt.h)
+			o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{IdleTimeout: 100 * time.Millisecond}), []byte(`{}`))
+			if f := o.Failure(); f == nil || f.Class != provider.ClassTimeout {
+				t.Errorf("Stream() error = %v; want TIMEOUT", o.Err)
 			}
 		})
 	}
 }
 
 func TestAdapterDisconnect(t *testing.T) {
-	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n") //nolint:errcheck // test
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler) // cut the connection mid-body
-	})
-	o := stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
-	if f := o.failure(); f == nil || f.Class != provider.ClassTransport {
-		t.Errorf("Stream() error = %v; want TRANSPORT", o.err)
+	srv, _ := providertest.Serve(t, providertest.Abort("text/event-stream", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n"))
+	o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
+	if f := o.Failure(); f == nil || f.Class != provider.ClassTransport {
+		t.Errorf("Stream() error = %v; want TRANSPORT", o.Err)
 	}
-	if got := o.deltaText(); got != "half" {
+	if got := o.DeltaText(); got != "half" {
 		t.Errorf("relayed text = %q; want %q", got, "half")
 	}
 }
 
 func TestAdapterConnectionRefused(t *testing.T) {
-	srv, _ := serve(t, sseBytes([]byte(okStream)))
+	srv, _ := providertest.Serve(t, sseBytes([]byte(okStream)))
 	url := srv.URL
 	srv.Close()
-	o := stream(t, newAdapter(t, url+"/v1", Options{}), []byte(`{}`))
-	if f := o.failure(); f == nil || f.Class != provider.ClassTransport {
-		t.Errorf("Stream() error = %v; want TRANSPORT", o.err)
+	o := providertest.Stream(t, newAdapter(t, url+"/v1", Options{}), []byte(`{}`))
+	if f := o.Failure(); f == nil || f.Class != provider.ClassTransport {
+		t.Errorf("Stream() error = %v; want TRANSPORT", o.Err)
 	}
 }
 
 func TestAdapterCancelled(t *testing.T) {
-	srv, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n") //nolint:errcheck // test
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	})
+	srv, _ := providertest.Serve(t, providertest.Stall("text/event-stream", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n"))
 	a := newAdapter(t, srv.URL+"/v1", Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -255,7 +214,7 @@ func TestAdapterCancelled(t *testing.T) {
 }
 
 func TestAdapterSinkError(t *testing.T) {
-	srv, _ := serve(t, sseBytes([]byte(okStream)))
+	srv, _ := providertest.Serve(t, sseBytes([]byte(okStream)))
 	a := newAdapter(t, srv.URL+"/v1", Options{})
 	sinkErr := errors.New("relay down")
 	_, err := a.Stream(t.Context(), []byte(`{}`), func(provider.Frame) error { return sinkErr })
@@ -267,12 +226,8 @@ func TestAdapterSinkError(t *testing.T) {
 // TestAdapterIgnoresEnvironment: base URL and key are exactly those given;
 // OPENAI_* variables are never read.
 func TestAdapterIgnoresEnvironment(t *testing.T) {
-	srv, seen := serve(t, sseBytes([]byte(okStream)))
-	t.Setenv("OPENAI_API_KEY", "sk-from-env")
-	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/env")
-	t.Setenv("OPENAI_ORG_ID", "org-env")
-	t.Setenv("OPENAI_PROJECT_ID", "proj-env")
-	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Env: yes")
+	srv, seen := providertest.Serve(t, sseBytes([]byte(okStream)))
+	providertest.PoisonEnv(t)
 
 	tests := []struct {
 		name     string
@@ -288,36 +243,17 @@ func TestAdapterIgnoresEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New() error = %v", err)
 			}
-			before := len(seen.all())
-			o := stream(t, a, []byte(`{"model":"m"}`))
-			if o.err != nil {
-				t.Fatalf("Stream() error = %v; want nil", o.err)
-			}
-			reqs := seen.all()
-			if len(reqs) != before+1 {
-				t.Fatalf("server saw %d requests; want 1", len(reqs)-before)
-			}
-			r := reqs[len(reqs)-1]
-			if r.Path != "/v1/chat/completions" {
-				t.Errorf("request path = %q; want %q", r.Path, "/v1/chat/completions")
-			}
-			if got := r.Header.Get("Authorization"); got != tt.wantAuth {
-				t.Errorf("Authorization = %q; want %q", got, tt.wantAuth)
-			}
-			for _, h := range []string{"OpenAI-Organization", "OpenAI-Project", "X-Env"} {
-				if v := r.Header.Get(h); v != "" {
-					t.Errorf("header %s = %q; want none (read from the environment)", h, v)
+			r := seen.One(t, func() {
+				if o := providertest.Stream(t, a, []byte(`{"model":"m"}`)); o.Err != nil {
+					t.Fatalf("Stream() error = %v; want nil", o.Err)
 				}
-			}
-			if got := r.Header.Get("X-Custom"); got != "c" {
-				t.Errorf("X-Custom = %q; want %q", got, "c")
-			}
-			if got := string(r.Body); got != `{"model":"m"}` {
-				t.Errorf("request body = %q; want the body given, verbatim", got)
-			}
-			if got := r.Header.Get("Content-Type"); got != "application/json" {
-				t.Errorf("Content-Type = %q; want application/json", got)
-			}
+			})
+			providertest.CheckRequest(t, r, providertest.WantRequest{
+				Path:   "/v1/chat/completions",
+				Header: map[string]string{"Authorization": tt.wantAuth, "X-Custom": "c", "Content-Type": "application/json"},
+				Body:   `{"model":"m"}`,
+			})
+			providertest.CheckNoEnv(t, r)
 		})
 	}
 }
@@ -332,12 +268,12 @@ func TestNewRejectsBadBaseURL(t *testing.T) {
 
 // TestAdapterNoSDKRetries: the executor owns retries, so a 500 is one request.
 func TestAdapterNoSDKRetries(t *testing.T) {
-	srv, seen := serve(t, reply(500, "application/json", `{"error":{"message":"x","type":"server_error"}}`, "retry-after-ms", "1"))
-	o := stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
-	if o.err == nil {
+	srv, seen := providertest.Serve(t, providertest.Reply(500, "application/json", `{"error":{"message":"x","type":"server_error"}}`, "retry-after-ms", "1"))
+	o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
+	if o.Err == nil {
 		t.Fatalf("Stream() error = nil; want SERVER")
 	}
-	if n := len(seen.all()); n != 1 {
+	if n := len(seen.All()); n != 1 {
 		t.Errorf("server saw %d requests; want 1", n)
 	}
 }

@@ -1,9 +1,10 @@
 // Package openaichat is the adapter for the Chat Completions API of OpenAI
 // and every "compatible" server. It serializes a provider.Request into a
-// request body, sends it through openai-go (explicit base URL and key, SDK
-// retries off: the executor owns retries) with openai-go's SSE framing, and
-// translates each chunk, whatever quirks its server has, into operations on
-// an assemble.Assembler.
+// request body, sends it through openaiwire's openai-go transport (explicit
+// base URL and key, SDK retries off: the executor owns retries, an idle
+// timeout only events reset) with openai-go's SSE framing, and translates
+// each chunk, whatever quirks its server has, into operations on an
+// assemble.Assembler.
 //
 // The translator is wire-specific but rule-based, never vendor-specific:
 // tool-call identity by index, then id, then position; ids and names never

@@ -2,16 +2,13 @@ package openaichat
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 )
 
 // dataPayloads returns the data of every "data: " line of the fixtures.
@@ -19,11 +16,7 @@ func dataPayloads(t testing.TB) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for _, body := range fixtureFiles(t) {
-		for _, line := range bytes.Split(body, []byte("\n")) {
-			if p, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				out = append(out, p)
-			}
-		}
+		out = append(out, providertest.DataLines(body)...)
 	}
 	return out
 }
@@ -37,8 +30,8 @@ func FuzzTranslator(f *testing.F) {
 	}
 	for _, body := range fixtureFiles(f) {
 		var frames [][]byte
-		for _, line := range bytes.Split(body, []byte("\n")) {
-			if p, ok := bytes.CutPrefix(line, []byte("data: ")); ok && !bytes.Equal(p, []byte("[DONE]")) {
+		for _, p := range providertest.DataLines(body) {
+			if !bytes.Equal(p, []byte("[DONE]")) {
 				frames = append(frames, p)
 			}
 		}
@@ -91,35 +84,20 @@ func FuzzAdapterStream(f *testing.F) {
 	f.Add([]byte(": c\n\ndata:\n\ndata: [DONE]\n\n"))
 
 	// The server streams back whatever the adapter sends as its request body.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		w.Write(body) //nolint:errcheck // the client may be gone
-	}))
-	defer srv.Close()
-	a, err := New(Options{BaseURL: srv.URL + "/v1", APIKey: "k", IdleTimeout: 10 * time.Second})
-	if err != nil {
-		f.Fatal(err)
-	}
+	srv := providertest.Start(f, providertest.Echo())
+	a := newAdapter(f, srv.URL+"/v1", Options{IdleTimeout: 10 * time.Second})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		resp, err := a.Stream(ctx, body, func(provider.Frame) error { return nil })
+		// Stream fails t unless it returns exactly one of a response and a
+		// classified failure.
+		o := providertest.Stream(t, a, body)
 		hasDone := bytes.Contains(body, []byte("[DONE]"))
-		if err != nil {
-			if f := provider.AsFailure(err); f == nil || f.Class == "" {
-				t.Fatalf("Stream() error %v is not a classified failure", err)
-			}
-			if resp != nil {
-				t.Fatalf("Stream() = %+v, %v; want no response with an error", resp, err)
-			}
+		if o.Err != nil {
 			return
 		}
 		if !hasDone {
 			t.Fatalf("Stream() succeeded without [DONE] in %q", body)
 		}
-		for _, c := range resp.ToolCalls {
+		for _, c := range o.Resp.ToolCalls {
 			if c.Complete && !hasDone {
 				t.Fatalf("tool call %+v complete without [DONE]", c)
 			}

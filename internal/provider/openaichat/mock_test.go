@@ -1,7 +1,6 @@
 package openaichat
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -43,18 +43,18 @@ func TestAdapterAgainstMock(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(mockllm.New(mockllm.Queue(tt.resp)))
 			t.Cleanup(srv.Close)
-			o := stream(t, newAdapter(t, srv.URL+"/v1", Options{IdleTimeout: tt.idle}), []byte(`{"model":"m","messages":[]}`))
+			o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{IdleTimeout: tt.idle}), []byte(`{"model":"m","messages":[]}`))
 			if tt.class != "" {
-				if f := o.failure(); f == nil || f.Class != tt.class {
-					t.Errorf("Stream() error = %v; want %s", o.err, tt.class)
+				if f := o.Failure(); f == nil || f.Class != tt.class {
+					t.Errorf("Stream() error = %v; want %s", o.Err, tt.class)
 				}
 				return
 			}
-			if o.err != nil {
-				t.Fatalf("Stream() error = %v; want nil", o.err)
+			if o.Err != nil {
+				t.Fatalf("Stream() error = %v; want nil", o.Err)
 			}
-			if o.resp.Text != tt.text || o.resp.FinishReason != wire.FinishStop {
-				t.Errorf("Stream() = %q %q; want %q stop", o.resp.Text, o.resp.FinishReason, tt.text)
+			if o.Resp.Text != tt.text || o.Resp.FinishReason != wire.FinishStop {
+				t.Errorf("Stream() = %q %q; want %q stop", o.Resp.Text, o.Resp.FinishReason, tt.text)
 			}
 		})
 	}
@@ -68,32 +68,18 @@ func TestAdapterMockDefaultRoundTrip(t *testing.T) {
 	srv := httptest.NewServer(mock)
 	t.Cleanup(srv.Close)
 	a := newAdapter(t, srv.URL+"/v1", Options{})
-	req := &provider.Request{
-		System:   "s",
-		Messages: []provider.Message{{Role: wire.RoleUser, Content: "Combien font 12 * (3 + 4) ? Merci ☕"}},
-		Tools: []wire.Tool{
-			{Name: "calc", Parameters: map[string]any{"type": "object", "properties": map[string]any{"expression": map[string]any{"type": "string"}}}},
-			{Name: "note", Parameters: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}},
-		},
-	}
-	body, err := a.Prepare(req, provider.Model{Name: "mock-1"})
+	body, err := a.Prepare(providertest.DefaultScriptRequest(), provider.Model{Name: "mock-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := stream(t, a, body)
-	if o.err != nil {
-		t.Fatalf("Stream() error = %v", o.err)
+	o := providertest.Stream(t, a, body)
+	if o.Err != nil {
+		t.Fatalf("Stream() error = %v", o.Err)
 	}
-	if !o.resp.Executable() || len(o.resp.ToolCalls) != 2 || o.resp.FinishReason != wire.FinishToolCalls {
-		t.Fatalf("Stream() = %+v; want two executable tool calls", o.resp)
+	if !o.Resp.Executable() || len(o.Resp.ToolCalls) != 2 || o.Resp.FinishReason != wire.FinishToolCalls {
+		t.Fatalf("Stream() = %+v; want two executable tool calls", o.Resp)
 	}
-	var calc, note map[string]string
-	if err := json.Unmarshal([]byte(o.resp.ToolCalls[0].Arguments), &calc); err != nil || calc["expression"] != "12 * (3 + 4)" {
-		t.Errorf("calc arguments = %s; want expression 12 * (3 + 4)", o.resp.ToolCalls[0].Arguments)
-	}
-	if err := json.Unmarshal([]byte(o.resp.ToolCalls[1].Arguments), &note); err != nil || note["text"] != "Combien font 12 * (3 + 4) ? Merci ☕" {
-		t.Errorf("note arguments = %s; want the user's words", o.resp.ToolCalls[1].Arguments)
-	}
+	providertest.CheckDefaultScriptCalls(t, o.Resp.ToolCalls)
 	if reqs := mock.Requests(); len(reqs) != 1 || string(reqs[0].Body) != string(body) {
 		t.Errorf("mock received %d requests; want 1 with the prepared body verbatim", len(reqs))
 	}

@@ -5,29 +5,19 @@ import (
 	"fmt"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// chatRequest is the Chat Completions request body.
-type chatRequest struct {
-	Model         string         `json:"model"`
-	Messages      []chatMessage  `json:"messages"`
-	Tools         []chatTool     `json:"tools,omitempty"`
-	Stream        bool           `json:"stream"`
-	StreamOptions *streamOptions `json:"stream_options,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
+// chatMessage is a Chat Completions message: the message type of this
+// dialect's openaiwire.ChatRequest.
 type chatMessage struct {
 	Role string `json:"role"`
 	// Content is a string, content parts (text with images), or null only
 	// for an assistant message with tool calls and no text.
-	Content    any            `json:"content"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Content    any                       `json:"content"`
+	ToolCalls  []openaiwire.ChatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string                    `json:"tool_call_id,omitempty"`
 }
 
 type contentPart struct {
@@ -40,37 +30,14 @@ type imageURL struct {
 	URL string `json:"url"`
 }
 
-type chatToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function chatFunction `json:"function"`
-}
-
-type chatFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type chatTool struct {
-	Type     string      `json:"type"`
-	Function chatToolDef `json:"function"`
-}
-
-type chatToolDef struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters"`
-}
-
-var emptyObjectSchema = map[string]any{"type": "object", "properties": map[string]any{}}
-
 // Prepare serializes req as a streaming Chat Completions request for model.
 func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, error) {
-	body := chatRequest{
+	body := openaiwire.ChatRequest[chatMessage]{
 		Model:         model.Name,
 		Stream:        true,
-		StreamOptions: &streamOptions{IncludeUsage: true},
+		StreamOptions: &openaiwire.StreamOptions{IncludeUsage: true},
 		Messages:      make([]chatMessage, 0, len(req.Messages)+1),
+		Tools:         openaiwire.ChatTools(req.Tools),
 	}
 	if req.System != "" {
 		s := req.System
@@ -94,18 +61,9 @@ func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, 
 			if m.Content == "" {
 				cm.Content = nil
 			}
-			for _, c := range m.ToolCalls {
-				cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: c.ID, Type: "function", Function: chatFunction{Name: c.Name, Arguments: c.Arguments}})
-			}
+			cm.ToolCalls = openaiwire.ChatToolCalls(m.ToolCalls)
 		}
 		body.Messages = append(body.Messages, cm)
-	}
-	for _, t := range req.Tools {
-		params := t.Parameters
-		if params == nil {
-			params = emptyObjectSchema
-		}
-		body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	b, err := json.Marshal(body)
 	if err != nil {

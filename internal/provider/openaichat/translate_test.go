@@ -2,14 +2,13 @@ package openaichat
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -210,23 +209,6 @@ var fixtures = map[string]fixtureWant{
 	},
 }
 
-func fixtureFiles(t testing.TB) map[string][]byte {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.sse"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]byte{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[strings.TrimSuffix(filepath.Base(p), ".sse")] = b
-	}
-	return out
-}
-
 func TestFixturesCovered(t *testing.T) {
 	files := fixtureFiles(t)
 	for name := range files {
@@ -250,9 +232,9 @@ func TestAdapterFixtures(t *testing.T) {
 			continue // reported by TestFixturesCovered
 		}
 		t.Run(name, func(t *testing.T) {
-			srv, _ := serve(t, sseBytes(body))
-			o := stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
-			for i, f := range o.frames {
+			srv, _ := providertest.Serve(t, sseBytes(body))
+			o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
+			for i, f := range o.Frames {
 				if !bytes.Contains(body, f.Raw) {
 					t.Errorf("frame %d Raw = %q; want bytes of the stream", i, f.Raw)
 				}
@@ -261,19 +243,19 @@ func TestAdapterFixtures(t *testing.T) {
 				checkFailure(t, o, want)
 				return
 			}
-			if o.err != nil {
-				t.Fatalf("Stream(%s) error = %v; want a response", name, o.err)
+			if o.Err != nil {
+				t.Fatalf("Stream(%s) error = %v; want a response", name, o.Err)
 			}
 			checkResponse(t, o, want)
 		})
 	}
 }
 
-func checkFailure(t *testing.T, o outcome, want fixtureWant) {
+func checkFailure(t *testing.T, o providertest.Outcome, want fixtureWant) {
 	t.Helper()
-	f := o.failure()
+	f := o.Failure()
 	if f == nil {
-		t.Fatalf("Stream() = %+v, nil; want failure %s", o.resp, want.fail)
+		t.Fatalf("Stream() = %+v, nil; want failure %s", o.Resp, want.fail)
 	}
 	if f.Class != want.fail {
 		t.Errorf("Stream() failure = %v; want class %s", f, want.fail)
@@ -284,14 +266,14 @@ func checkFailure(t *testing.T, o outcome, want fixtureWant) {
 	if f.RequestID != "req_fixture" {
 		t.Errorf("Stream() failure RequestID = %q; want %q", f.RequestID, "req_fixture")
 	}
-	if got := o.deltaText(); got != want.partial {
+	if got := o.DeltaText(); got != want.partial {
 		t.Errorf("relayed delta text = %q; want %q", got, want.partial)
 	}
 }
 
-func checkResponse(t *testing.T, o outcome, want fixtureWant) {
+func checkResponse(t *testing.T, o providertest.Outcome, want fixtureWant) {
 	t.Helper()
-	r := o.resp
+	r := o.Resp
 	if r.Text != want.text {
 		t.Errorf("Text = %q; want %q", r.Text, want.text)
 	}
@@ -316,24 +298,24 @@ func checkResponse(t *testing.T, o outcome, want fixtureWant) {
 	}
 	// The normalized deltas agree with the finalized response and never
 	// carry reasoning.
-	if got := o.deltaText(); got != r.Text {
+	if got := o.DeltaText(); got != r.Text {
 		t.Errorf("relayed delta text = %q; want the response text %q", got, r.Text)
 	}
-	args := o.deltaArgs()
+	args := o.DeltaArgs()
 	for _, tc := range r.ToolCalls {
 		if got := args[tc.Index]; got != tc.Arguments && (got != "" || tc.Arguments != "{}") {
 			t.Errorf("relayed arguments of block %d = %q; want %q", tc.Index, got, tc.Arguments)
 		}
 	}
 	if r.Reasoning != "" {
-		for i, f := range o.frames {
+		for i, f := range o.Frames {
 			if f.Delta != nil && strings.TrimSpace(r.Reasoning) != "" && strings.Contains(f.Delta.Text, strings.TrimSpace(r.Reasoning)) {
 				t.Errorf("frame %d delta text %q carries reasoning", i, f.Delta.Text)
 			}
 		}
 	}
 	var lastUsage *wire.Usage
-	for _, f := range o.frames {
+	for _, f := range o.Frames {
 		if f.Delta != nil && f.Delta.Usage != nil {
 			lastUsage = f.Delta.Usage
 		}
@@ -341,7 +323,7 @@ func checkResponse(t *testing.T, o outcome, want fixtureWant) {
 	if !reflect.DeepEqual(lastUsage, r.Usage) {
 		t.Errorf("last relayed usage = %+v; want %+v", lastUsage, r.Usage)
 	}
-	if n := len(o.frames); n == 0 || string(o.frames[n-1].Raw) != "[DONE]" {
+	if n := len(o.Frames); n == 0 || string(o.Frames[n-1].Raw) != "[DONE]" {
 		t.Errorf("last relayed frame is not [DONE]")
 	}
 }

@@ -3,24 +3,24 @@ package responses
 import (
 	"context"
 	"io"
-	"net/http"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 )
 
 // readBody reads a non-streamed answer (at most MaxBodyBytes), relays it as
 // one frame with its delta, and translates it through t like a stream's
-// terminal event. progress is called whenever bytes arrive. A failure
-// carries the answer's HTTP status.
-func readBody(ctx context.Context, res *http.Response, t *Translator, progress func(), sink provider.Sink) (*assemble.Response, error) {
-	b, err := io.ReadAll(io.LimitReader(progressReader{r: res.Body, progress: progress}, MaxBodyBytes+1))
+// terminal event. Bytes arriving reset the idle clock. A failure carries
+// the answer's HTTP status.
+func readBody(ctx context.Context, res *openaiwire.Response, t *Translator, sink provider.Sink) (*assemble.Response, error) {
+	b, err := io.ReadAll(io.LimitReader(progressReader{r: res.HTTP.Body, progress: res.Progress}, MaxBodyBytes+1))
 	if err != nil {
-		return nil, endFailure(ctx, err, "")
+		return nil, endFailure(ctx, res, err, "")
 	}
 	if len(b) > MaxBodyBytes {
 		f := provider.Fail(provider.ClassMalformed, "response body too large", nil)
-		f.Status = res.StatusCode
+		f.Status = res.HTTP.StatusCode
 		return nil, f
 	}
 	ferr := t.Body(b)
@@ -31,7 +31,7 @@ func readBody(ctx context.Context, res *http.Response, t *Translator, progress f
 		return finalize(t)
 	}
 	f := provider.AsFailure(ferr)
-	f.Status = res.StatusCode
+	f.Status = res.HTTP.StatusCode
 	return nil, f
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -79,24 +80,24 @@ func TestNonStreaming(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, seen := serve(t, reply(http.StatusOK, "application/json", tt.body, "x-request-id", "req_json"))
-			o := stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{"stream":false}`))
-			if len(o.frames) != 1 || !bytes.Equal(o.frames[0].Raw, []byte(tt.body)) || o.frames[0].Event != "" {
-				t.Fatalf("relayed %d frames; want one with the body verbatim", len(o.frames))
+			srv, seen := providertest.Serve(t, providertest.Reply(http.StatusOK, "application/json", tt.body, "x-request-id", "req_json"))
+			o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{"stream":false}`))
+			if len(o.Frames) != 1 || !bytes.Equal(o.Frames[0].Raw, []byte(tt.body)) || o.Frames[0].Event != "" {
+				t.Fatalf("relayed %d frames; want one with the body verbatim", len(o.Frames))
 			}
-			if got := seen.all()[0].Header.Get("Accept"); got != "application/json" {
+			if got := seen.All()[0].Header.Get("Accept"); got != "application/json" {
 				t.Errorf("Accept = %q; want application/json", got)
 			}
 			if tt.class != "" {
-				if f := o.failure(); f == nil || f.Class != tt.class || f.RequestID != "req_json" {
-					t.Fatalf("Stream() = %+v, %v; want %s with request id req_json", o.resp, o.err, tt.class)
+				if f := o.Failure(); f == nil || f.Class != tt.class || f.RequestID != "req_json" {
+					t.Fatalf("Stream() = %+v, %v; want %s with request id req_json", o.Resp, o.Err, tt.class)
 				}
 				return
 			}
-			if o.err != nil {
-				t.Fatalf("Stream() error = %v", o.err)
+			if o.Err != nil {
+				t.Fatalf("Stream() error = %v", o.Err)
 			}
-			r := o.resp
+			r := o.Resp
 			if r.Text != tt.text || r.Reasoning != tt.reasoning || r.FinishReason != tt.finish || r.RawFinishReason != tt.raw {
 				t.Errorf("Stream() = %q %q %s (%s); want %q %q %s (%s)", r.Text, r.Reasoning, r.FinishReason, r.RawFinishReason, tt.text, tt.reasoning, tt.finish, tt.raw)
 			}
@@ -110,7 +111,7 @@ func TestNonStreaming(t *testing.T) {
 			if !reflect.DeepEqual(calls, tt.calls) || !r.Executable() || !r.Terminal || !strings.HasPrefix(r.ResponseID, "resp_") {
 				t.Errorf("Stream() calls = %q executable %v id %q; want %q, executable, resp_...", calls, r.Executable(), r.ResponseID, tt.calls)
 			}
-			d := o.frames[0].Delta
+			d := o.Frames[0].Delta
 			if d == nil || d.Text != r.Text || d.FinishReason != r.FinishReason || !reflect.DeepEqual(d.Usage, r.Usage) || len(d.ToolCalls) < len(r.ToolCalls) {
 				t.Errorf("frame delta = %+v; want the whole response", d)
 			}
@@ -124,20 +125,20 @@ func TestNonStreamingSameAsStream(t *testing.T) {
 	for _, file := range []string{"parallel_calls_interleaved.sse", "text_and_calls.sse", "reasoning_encrypted.sse", "incomplete_max_output_tokens.sse"} {
 		t.Run(file, func(t *testing.T) {
 			body := fixture(t, file)
-			events := splitSSE(body)
-			last := events[len(events)-1].data
+			events := providertest.SplitSSE(body)
+			last := events[len(events)-1].Data
 			i := bytes.Index(last, []byte(`"response":`))
 			whole := bytes.TrimSuffix(last[i+len(`"response":`):], []byte("}"))
 
-			srv, _ := serve(t, sseBytes(body))
-			streamed := stream(t, newAdapter(t, srv.URL+"/v1", Options{Stream: true}), []byte(`{}`))
-			srv2, _ := serve(t, reply(http.StatusOK, "application/json", string(whole)))
-			single := stream(t, newAdapter(t, srv2.URL+"/v1", Options{}), []byte(`{}`))
-			if streamed.err != nil || single.err != nil {
-				t.Fatalf("Stream() errors = %v, %v", streamed.err, single.err)
+			srv, _ := providertest.Serve(t, sseBytes(body))
+			streamed := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{Stream: true}), []byte(`{}`))
+			srv2, _ := providertest.Serve(t, providertest.Reply(http.StatusOK, "application/json", string(whole)))
+			single := providertest.Stream(t, newAdapter(t, srv2.URL+"/v1", Options{}), []byte(`{}`))
+			if streamed.Err != nil || single.Err != nil {
+				t.Fatalf("Stream() errors = %v, %v", streamed.Err, single.Err)
 			}
-			if !reflect.DeepEqual(streamed.resp, single.resp) {
-				t.Errorf("non-streamed = %+v; want the streamed %+v", single.resp, streamed.resp)
+			if !reflect.DeepEqual(streamed.Resp, single.Resp) {
+				t.Errorf("non-streamed = %+v; want the streamed %+v", single.Resp, streamed.Resp)
 			}
 		})
 	}
@@ -145,9 +146,9 @@ func TestNonStreamingSameAsStream(t *testing.T) {
 
 func TestNonStreamingTooLarge(t *testing.T) {
 	big := `{"id":"r","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"` + strings.Repeat("x", MaxBodyBytes) + `"}]}]}`
-	srv, _ := serve(t, reply(http.StatusOK, "application/json", big))
-	o := stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
-	if f := o.failure(); f == nil || f.Class != provider.ClassMalformed || len(o.frames) != 0 {
-		t.Errorf("Stream() = %v with %d frames; want MALFORMED and nothing relayed", o.err, len(o.frames))
+	srv, _ := providertest.Serve(t, providertest.Reply(http.StatusOK, "application/json", big))
+	o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
+	if f := o.Failure(); f == nil || f.Class != provider.ClassMalformed || len(o.Frames) != 0 {
+		t.Errorf("Stream() = %v with %d frames; want MALFORMED and nothing relayed", o.Err, len(o.Frames))
 	}
 }

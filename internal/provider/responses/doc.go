@@ -1,9 +1,10 @@
 // Package responses is the adapter for the OpenAI Responses API. It
 // serializes a provider.Request into a Responses request body (instructions,
-// input items, function tools, store false), sends it through openai-go
-// (explicit base URL and key, SDK retries off: the executor owns retries),
-// and translates the answer, streamed as server-sent events or returned as
-// one JSON response, into operations on an assemble.Assembler.
+// input items, function tools, store false), sends it through openaiwire's
+// openai-go transport (explicit base URL and key, SDK retries off: the
+// executor owns retries), and translates the answer, streamed as
+// server-sent events or returned as one JSON response, into operations on
+// an assemble.Assembler.
 //
 // One Translator serves both modes: the stream feeds it events, the
 // non-streaming mode feeds it the whole response, and both end in the same

@@ -2,17 +2,14 @@ package responses
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 )
 
 // completes reports whether b holds an event that can complete a response.
@@ -35,40 +32,19 @@ func FuzzResponsesStream(f *testing.F) {
 	f.Add([]byte("data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"name\":\"f\",\"arguments\":\"{}\"}}\r\n\r\ndata: {\"type\":\"response.completed\"}\r\n\r\n"))
 
 	// The server streams back whatever the adapter sends as its request body.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		w.Write(body) //nolint:errcheck // the client may be gone
-	}))
-	defer srv.Close()
-	a, err := New(Options{BaseURL: srv.URL + "/v1", APIKey: "k", IdleTimeout: 10 * time.Second, Stream: true})
-	if err != nil {
-		f.Fatal(err)
-	}
+	srv := providertest.Start(f, providertest.Echo())
+	a := newAdapter(f, srv.URL+"/v1", Options{IdleTimeout: 10 * time.Second, Stream: true})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		var text strings.Builder
-		resp, err := a.Stream(ctx, body, func(fr provider.Frame) error {
-			if fr.Delta != nil {
-				text.WriteString(fr.Delta.Text)
-			}
-			return nil
-		})
-		if err != nil {
-			if f := provider.AsFailure(err); f == nil || f.Class == "" {
-				t.Fatalf("Stream() error %v is not a classified failure", err)
-			}
-			if resp != nil {
-				t.Fatalf("Stream() = %+v, %v; want no response with an error", resp, err)
-			}
+		// Stream fails t unless it returns exactly one of a response and a
+		// classified failure.
+		o := providertest.Stream(t, a, body)
+		if o.Err != nil {
 			return
 		}
 		if !completes(body) {
 			t.Fatalf("Stream() succeeded without a terminal event in %q", body)
 		}
-		checkResponse(t, resp, text.String())
+		checkResponse(t, o.Resp, o.DeltaText())
 	})
 }
 
@@ -79,8 +55,8 @@ func FuzzResponsesStream(f *testing.F) {
 func FuzzTranslator(f *testing.F) {
 	for _, body := range fixtureFiles(f) {
 		var lines [][]byte
-		for _, ev := range splitSSE(body) {
-			lines = append(lines, ev.data)
+		for _, ev := range providertest.SplitSSE(body) {
+			lines = append(lines, ev.Data)
 		}
 		f.Add(bytes.Join(lines, []byte("\n")))
 	}

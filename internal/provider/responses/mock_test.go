@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -23,38 +23,25 @@ func TestAdapterMockDefaultRoundTrip(t *testing.T) {
 			srv := httptest.NewServer(mock)
 			t.Cleanup(srv.Close)
 			a := newAdapter(t, srv.URL+"/v1", Options{Stream: streaming})
-			req := &provider.Request{
-				System:   "s",
-				Messages: []provider.Message{{Role: wire.RoleUser, Content: "Combien font 12 * (3 + 4) ? Merci ☕"}},
-				Tools: []wire.Tool{
-					{Name: "calc", Parameters: map[string]any{"type": "object", "properties": map[string]any{"expression": map[string]any{"type": "string"}}}},
-					{Name: "note", Parameters: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}},
-				},
-			}
+			req := providertest.DefaultScriptRequest()
 			body, err := a.Prepare(req, provider.Model{Name: "mock-1"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := stream(t, a, body)
-			if o.err != nil {
-				t.Fatalf("Stream() error = %v", o.err)
+			o := providertest.Stream(t, a, body)
+			if o.Err != nil {
+				t.Fatalf("Stream() error = %v", o.Err)
 			}
-			r := o.resp
+			r := o.Resp
 			if !r.Executable() || len(r.ToolCalls) != 2 || r.FinishReason != wire.FinishToolCalls || r.Text != "Let me check. " || r.ResponseID != "resp_mock" {
 				t.Fatalf("Stream() = %+v; want text and two executable tool calls", r)
 			}
-			var calc, note map[string]string
-			if err := json.Unmarshal([]byte(r.ToolCalls[0].Arguments), &calc); err != nil || calc["expression"] != "12 * (3 + 4)" {
-				t.Errorf("calc arguments = %s; want expression 12 * (3 + 4)", r.ToolCalls[0].Arguments)
-			}
-			if err := json.Unmarshal([]byte(r.ToolCalls[1].Arguments), &note); err != nil || note["text"] != "Combien font 12 * (3 + 4) ? Merci ☕" {
-				t.Errorf("note arguments = %s; want the user's words", r.ToolCalls[1].Arguments)
-			}
+			providertest.CheckDefaultScriptCalls(t, r.ToolCalls)
 			if r.Usage == nil || r.Usage.InputTokens <= 0 || r.Usage.OutputTokens <= 0 {
 				t.Errorf("usage = %+v; want positive counts", r.Usage)
 			}
-			if streaming && len(o.frames) < 10 || !streaming && len(o.frames) != 1 {
-				t.Errorf("relayed %d frames; want every event, or one body", len(o.frames))
+			if streaming && len(o.Frames) < 10 || !streaming && len(o.Frames) != 1 {
+				t.Errorf("relayed %d frames; want every event, or one body", len(o.Frames))
 			}
 			reqs := mock.Requests()
 			if len(reqs) != 1 || string(reqs[0].Body) != string(body) || reqs[0].Stream != streaming || len(reqs[0].Input) != 1 || len(reqs[0].Tools) != 2 {
@@ -74,13 +61,13 @@ func TestAdapterMockDefaultRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o = stream(t, a, body)
-			if o.err != nil {
-				t.Fatalf("second Stream() error = %v", o.err)
+			o = providertest.Stream(t, a, body)
+			if o.Err != nil {
+				t.Fatalf("second Stream() error = %v", o.Err)
 			}
 			want := `Here is what I found: calc said "84"; note said "noted".`
-			if o.resp.Text != want || o.resp.FinishReason != wire.FinishStop || len(o.resp.ToolCalls) != 0 {
-				t.Errorf("second Stream() = %q %s; want %q stop", o.resp.Text, o.resp.FinishReason, want)
+			if o.Resp.Text != want || o.Resp.FinishReason != wire.FinishStop || len(o.Resp.ToolCalls) != 0 {
+				t.Errorf("second Stream() = %q %s; want %q stop", o.Resp.Text, o.Resp.FinishReason, want)
 			}
 			if last := mock.Requests()[1].LastInput(); last.Type != "function_call_output" || last.Text() != "noted" {
 				t.Errorf("mock's last input item = %+v; want the second function_call_output", last)
@@ -129,18 +116,18 @@ func TestAdapterAgainstMock(t *testing.T) {
 			srv := httptest.NewServer(mockllm.New(mockllm.Queue(tt.resp)))
 			t.Cleanup(srv.Close)
 			body := `{"model":"m","input":[],"stream":` + map[bool]string{true: "true", false: "false"}[tt.stream] + `}`
-			o := stream(t, newAdapter(t, srv.URL+"/v1", Options{Stream: tt.stream, IdleTimeout: tt.idle}), []byte(body))
+			o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{Stream: tt.stream, IdleTimeout: tt.idle}), []byte(body))
 			if tt.class != "" {
-				if f := o.failure(); f == nil || f.Class != tt.class {
-					t.Errorf("Stream() error = %v; want %s", o.err, tt.class)
+				if f := o.Failure(); f == nil || f.Class != tt.class {
+					t.Errorf("Stream() error = %v; want %s", o.Err, tt.class)
 				}
 				return
 			}
-			if o.err != nil {
-				t.Fatalf("Stream() error = %v; want nil", o.err)
+			if o.Err != nil {
+				t.Fatalf("Stream() error = %v; want nil", o.Err)
 			}
-			if o.resp.Text != "Hello there" || o.resp.FinishReason != tt.finish {
-				t.Errorf("Stream() = %q %q; want %q %s", o.resp.Text, o.resp.FinishReason, "Hello there", tt.finish)
+			if o.Resp.Text != "Hello there" || o.Resp.FinishReason != tt.finish {
+				t.Errorf("Stream() = %q %q; want %q %s", o.Resp.Text, o.Resp.FinishReason, "Hello there", tt.finish)
 			}
 		})
 	}

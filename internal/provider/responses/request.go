@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -58,8 +59,6 @@ type toolDef struct {
 	Strict      bool           `json:"strict"`
 }
 
-var emptyObjectSchema = map[string]any{"type": "object", "properties": map[string]any{}}
-
 // Prepare serializes req as a Responses request for model: the system
 // prompt as instructions; then, in order, user messages (text, then images
 // as input_image), assistant text as output_text followed by the
@@ -106,11 +105,7 @@ func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, 
 		}
 	}
 	for _, t := range req.Tools {
-		params := t.Parameters
-		if params == nil {
-			params = emptyObjectSchema
-		}
-		body.Tools = append(body.Tools, toolDef{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+		body.Tools = append(body.Tools, toolDef{Type: "function", Name: t.Name, Description: t.Description, Parameters: openaiwire.ToolParameters(t.Parameters)})
 	}
 	b, err := json.Marshal(body)
 	if err != nil {

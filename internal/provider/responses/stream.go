@@ -3,25 +3,21 @@ package responses
 import (
 	"bytes"
 	"context"
-	"net/http"
-
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
-	"github.com/turnstream/turnstream/internal/provider/openaichat"
+	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 )
 
 // readEvents feeds an event stream to t event by event, relaying each to
-// sink with its delta, and returns at the terminal event. progress is
-// called on every event (comments are not events). A "[DONE]" some proxies
+// sink with its delta, and returns at the terminal event. Every event
+// resets the idle clock (comments are not events). A "[DONE]" some proxies
 // append is not a terminal: the stream ended without one.
-func readEvents(ctx context.Context, res *http.Response, t *Translator, progress func(), sink provider.Sink) (*assemble.Response, error) {
-	dec := ssestream.NewDecoder(&http.Response{Header: res.Header, Body: openaichat.Terminate(res.Body)})
-	for dec.Next() {
-		progress()
-		ev := dec.Event()
-		data := bytes.TrimSuffix(ev.Data, []byte("\n"))
+func readEvents(ctx context.Context, res *openaiwire.Response, t *Translator, sink provider.Sink) (*assemble.Response, error) {
+	events := res.Events()
+	for events.Next() {
+		ev := events.Event()
+		data := ev.Data
 		done := bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]"))
 		var ferr error
 		if !done {
@@ -39,5 +35,5 @@ func readEvents(ctx context.Context, res *http.Response, t *Translator, progress
 			return nil, provider.Fail(provider.ClassStreamClosed, "stream ended with [DONE] before a terminal event", nil)
 		}
 	}
-	return nil, endFailure(ctx, dec.Err(), "stream ended before a terminal event")
+	return nil, endFailure(ctx, res, events.Err(), "stream ended before a terminal event")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -102,20 +103,20 @@ func TestStreamFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.file, ".sse"), func(t *testing.T) {
 			body := fixture(t, tt.file)
-			srv, _ := serve(t, sseBytes(body))
-			o := stream(t, newAdapter(t, srv.URL+"/v1", Options{Stream: true}), []byte(`{}`))
+			srv, _ := providertest.Serve(t, sseBytes(body))
+			o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{Stream: true}), []byte(`{}`))
 			checkRelayed(t, body, o)
 			if tt.class != "" {
-				f := o.failure()
+				f := o.Failure()
 				if f == nil || f.Class != tt.class || f.RetryAfter != tt.retry || f.RequestID != "req_fixture" {
-					t.Fatalf("Stream() = %+v, %v; want %s failure, retry %v, request id req_fixture", o.resp, o.err, tt.class, tt.retry)
+					t.Fatalf("Stream() = %+v, %v; want %s failure, retry %v, request id req_fixture", o.Resp, o.Err, tt.class, tt.retry)
 				}
 				return
 			}
-			if o.err != nil {
-				t.Fatalf("Stream() error = %v; want success", o.err)
+			if o.Err != nil {
+				t.Fatalf("Stream() error = %v; want success", o.Err)
 			}
-			r := o.resp
+			r := o.Resp
 			if r.Text != tt.text || r.Reasoning != tt.reasoning {
 				t.Errorf("Stream() text, reasoning = %q, %q; want %q, %q", r.Text, r.Reasoning, tt.text, tt.reasoning)
 			}
@@ -143,16 +144,16 @@ func TestStreamFixtures(t *testing.T) {
 			}
 			// What the frames said must be what the response says, and
 			// reasoning never reaches a delta.
-			if dt := o.deltaText(); dt != r.Text {
+			if dt := o.DeltaText(); dt != r.Text {
 				t.Errorf("delta text = %q; want the response text %q", dt, r.Text)
 			}
-			args := o.deltaArgs()
+			args := o.DeltaArgs()
 			for _, c := range r.ToolCalls {
 				if args[c.Index] != c.Arguments {
 					t.Errorf("delta arguments of block %d = %q; want %q", c.Index, args[c.Index], c.Arguments)
 				}
 			}
-			last := o.frames[len(o.frames)-1].Delta
+			last := o.Frames[len(o.Frames)-1].Delta
 			if last == nil || last.FinishReason != tt.finish || !reflect.DeepEqual(last.Usage, tt.usage) {
 				t.Errorf("terminal frame delta = %+v; want finish %q and usage %+v", last, tt.finish, tt.usage)
 			}
@@ -162,15 +163,15 @@ func TestStreamFixtures(t *testing.T) {
 
 // checkRelayed: every event up to the one that ended the attempt was
 // relayed in order, its data byte for byte, with its event name.
-func checkRelayed(t *testing.T, body []byte, o outcome) {
+func checkRelayed(t *testing.T, body []byte, o providertest.Outcome) {
 	t.Helper()
-	events := splitSSE(body)
-	if len(o.frames) > len(events) || len(o.frames) == 0 {
-		t.Fatalf("relayed %d frames; want between 1 and %d", len(o.frames), len(events))
+	events := providertest.SplitSSE(body)
+	if len(o.Frames) > len(events) || len(o.Frames) == 0 {
+		t.Fatalf("relayed %d frames; want between 1 and %d", len(o.Frames), len(events))
 	}
-	for i, f := range o.frames {
-		if !bytes.Equal(f.Raw, events[i].data) || f.Event != events[i].name {
-			t.Errorf("frame %d = %s %q; want %s %q", i, f.Event, f.Raw, events[i].name, events[i].data)
+	for i, f := range o.Frames {
+		if !bytes.Equal(f.Raw, events[i].Data) || f.Event != events[i].Name {
+			t.Errorf("frame %d = %s %q; want %s %q", i, f.Event, f.Raw, events[i].Name, events[i].Data)
 		}
 	}
 }
@@ -191,9 +192,9 @@ func TestStreamReasoningKept(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			tr := NewTranslator()
 			var deltas strings.Builder
-			for _, ev := range splitSSE(fixture(t, tt.file)) {
-				if err := tr.Event(ev.name, ev.data); err != nil {
-					t.Fatalf("Event(%s) error = %v", ev.name, err)
+			for _, ev := range providertest.SplitSSE(fixture(t, tt.file)) {
+				if err := tr.Event(ev.Name, ev.Data); err != nil {
+					t.Fatalf("Event(%s) error = %v", ev.Name, err)
 				}
 				if d := tr.Asm.TakeDelta(); d != nil {
 					deltas.WriteString(d.Text)

@@ -1,0 +1,149 @@
+package openaiwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/turnstream/turnstream/internal/provider"
+)
+
+// DefaultIdleTimeout ends an answer that makes no progress for this long.
+const DefaultIdleTimeout = 60 * time.Second
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL is the API root, e.g. https://api.openai.com/v1; paths given
+	// to Post are relative to it. Required, http or https.
+	BaseURL string
+	// APIKey is sent as a bearer token; empty sends none.
+	APIKey string
+	// Headers are sent with every request.
+	Headers map[string]string
+	// HTTPClient defaults to a client without an overall timeout (answers
+	// are bounded by IdleTimeout and the caller's context).
+	HTTPClient *http.Client
+	// Accept is the Accept header of every request. Defaults to
+	// text/event-stream.
+	Accept string
+	// IdleTimeout ends an answer that makes no progress for this long,
+	// counted from the start of the request. Zero or less means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Now is the clock an HTTP-date Retry-After is read against. Defaults
+	// to time.Now.
+	Now func() time.Time
+}
+
+// Validate reports whether o can build a Client.
+func (o Options) Validate() error {
+	if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
+		return fmt.Errorf("openaiwire: base URL %q is not http(s)", o.BaseURL)
+	}
+	return nil
+}
+
+// Client posts request bodies through openai-go.
+type Client struct {
+	sdk  openai.Client
+	idle time.Duration
+	now  func() time.Time
+}
+
+// errIdle is the cause an idle timeout cancels a request with.
+var errIdle = errors.New("openaiwire: idle timeout")
+
+// New builds a client. The openai-go client reads nothing from the
+// environment: base URL and key are exactly those given, and SDK retries
+// are off because the executor owns retries.
+func New(o Options) (*Client, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	accept := o.Accept
+	if accept == "" {
+		accept = "text/event-stream"
+	}
+	opts := []option.RequestOption{
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(o.BaseURL),
+		option.WithMaxRetries(0),
+		option.WithHeader("Accept", accept),
+	}
+	if o.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(o.APIKey))
+	}
+	for k, v := range o.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	idle := o.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	// A Client literal, not openai.NewClient: NewClient would read
+	// OPENAI_API_KEY and OPENAI_BASE_URL from the environment.
+	return &Client{sdk: openai.Client{Options: opts}, idle: idle, now: now}, nil
+}
+
+// Post sends body, verbatim, as JSON to path under the base URL and
+// returns the answer once its headers arrived: any status below 400 (a
+// 2xx that is not what the caller asked for is the caller's to classify).
+// The idle clock starts with the request; the caller resets it with
+// Response.Progress (Response.Events does so on every event) and must
+// Close the response.
+//
+// A request that got no answer fails with a *provider.Failure: TIMEOUT if
+// the idle clock ran out, the caller's context as provider.AsFailure
+// classifies it, TRANSPORT without an HTTP error status, and the class of
+// the status and error body (HTTPFailure) with one.
+func (c *Client) Post(ctx context.Context, path string, body []byte) (*Response, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	idle := time.AfterFunc(c.idle, func() { cancel(errIdle) })
+
+	var res *http.Response
+	err := c.sdk.Post(ctx, path, nil, &res,
+		option.WithRequestBody("application/json", body),
+		option.WithResponseInto(&res),
+	)
+	if err != nil {
+		f := c.requestFailure(ctx, res, err)
+		idle.Stop()
+		cancel(nil)
+		return nil, f
+	}
+	return &Response{
+		HTTP:    res,
+		idle:    idle,
+		timeout: c.idle,
+		idled:   func() bool { return errors.Is(context.Cause(ctx), errIdle) },
+		cancel:  cancel,
+	}, nil
+}
+
+// requestFailure classifies a request that got no answer.
+func (c *Client) requestFailure(ctx context.Context, res *http.Response, err error) *provider.Failure {
+	if errors.Is(context.Cause(ctx), errIdle) {
+		return provider.Fail(provider.ClassTimeout, "no response before idle timeout", err)
+	}
+	if ctx.Err() != nil {
+		return provider.AsFailure(ctx.Err())
+	}
+	if res == nil || res.StatusCode < 400 {
+		return provider.Fail(provider.ClassTransport, "request failed", err)
+	}
+	return HTTPFailure(res, err, c.now())
+}

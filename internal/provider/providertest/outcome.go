@@ -1,0 +1,96 @@
+package providertest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/provider"
+)
+
+// Outcome is what one Stream call produced.
+type Outcome struct {
+	Resp   *assemble.Response
+	Err    error
+	Frames []provider.Frame
+}
+
+// Failure is Err as a *provider.Failure, nil if it is none.
+func (o Outcome) Failure() *provider.Failure {
+	var f *provider.Failure
+	if errors.As(o.Err, &f) {
+		return f
+	}
+	return nil
+}
+
+// DeltaText joins the visible text of every relayed delta.
+func (o Outcome) DeltaText() string {
+	var b strings.Builder
+	for _, f := range o.Frames {
+		if f.Delta != nil {
+			b.WriteString(f.Delta.Text)
+		}
+	}
+	return b.String()
+}
+
+// DeltaArgs joins the relayed argument deltas per block index.
+func (o Outcome) DeltaArgs() map[int]string {
+	m := map[int]string{}
+	for _, f := range o.Frames {
+		if f.Delta == nil {
+			continue
+		}
+		for _, tc := range f.Delta.ToolCalls {
+			m[tc.Index] += tc.Arguments
+		}
+	}
+	return m
+}
+
+// Record returns a sink that appends every frame to *frames, its Raw
+// copied: an adapter may reuse the bytes once the sink returned.
+func Record(frames *[]provider.Frame) provider.Sink {
+	return func(f provider.Frame) error {
+		f.Raw = append([]byte(nil), f.Raw...)
+		*frames = append(*frames, f)
+		return nil
+	}
+}
+
+// Stream runs a.Stream on body, recording every frame, with a deadline
+// that only prevents a hang. It fails t unless a returned exactly one of a
+// response and a classified *provider.Failure.
+func Stream(t testing.TB, a provider.Adapter, body []byte) Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var o Outcome
+	o.Resp, o.Err = a.Stream(ctx, body, Record(&o.Frames))
+	if (o.Resp == nil) == (o.Err == nil) {
+		t.Fatalf("Stream() = %v, %v; want exactly one of response and error", o.Resp, o.Err)
+	}
+	if f := o.Failure(); o.Err != nil && (f == nil || f.Class == "") {
+		t.Fatalf("Stream() error = %T %v; want a classified *provider.Failure", o.Err, o.Err)
+	}
+	return o
+}
+
+// CheckFailure fails t unless o failed with want's class, HTTP status,
+// retry hint and request id, and returns the failure.
+func CheckFailure(t testing.TB, o Outcome, want provider.Failure) *provider.Failure {
+	t.Helper()
+	f := o.Failure()
+	if f == nil {
+		t.Fatalf("Stream() = %+v; want failure %s", o.Resp, want.Class)
+	}
+	if f.Class != want.Class || f.Status != want.Status || f.RetryAfter != want.RetryAfter || f.RequestID != want.RequestID {
+		t.Errorf("Stream() failure = {%s %d %v %q}; want {%s %d %v %q}",
+			f.Class, f.Status, f.RetryAfter, f.RequestID, want.Class, want.Status, want.RetryAfter, want.RequestID)
+	}
+	return f
+}
