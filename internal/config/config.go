@@ -31,6 +31,21 @@ type Config struct {
 	Worker Worker `yaml:"worker" json:"worker"`
 	// NATS names the server and subject prefix.
 	NATS NATS `yaml:"nats" json:"nats"`
+	// History tunes prompt assembly.
+	History History `yaml:"history" json:"history"`
+}
+
+// History tunes prompt assembly.
+type History struct {
+	// SummaryRoute names a route that summarizes history left out to fit
+	// the context window. Default none: a fixed notice says what was left out.
+	SummaryRoute string `yaml:"summary_route,omitempty" json:"summary_route,omitempty"`
+	// EchoCap bounds the reasoning echo stored per tool-call turn, in bytes.
+	// Default 65536.
+	EchoCap int `yaml:"echo_cap,omitempty" json:"echo_cap,omitempty"`
+	// Reserve is the fraction of the context window kept for the answer.
+	// Default 0.25.
+	Reserve float64 `yaml:"reserve,omitempty" json:"reserve,omitempty"`
 }
 
 // Provider is one model service.

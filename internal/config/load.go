@@ -202,6 +202,9 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	if c.History.SummaryRoute != "" && !routes[c.History.SummaryRoute] {
+		bad("history: summary_route %q is not a configured route", c.History.SummaryRoute)
+	}
 	if len(c.Routes) > 0 && !routes[DefaultRoute] {
 		bad("routes: a route named %q is required", DefaultRoute)
 	}

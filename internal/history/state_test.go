@@ -1,6 +1,7 @@
 package history
 
 import (
+	"github.com/turnstream/turnstream/internal/provider"
 	"reflect"
 	"testing"
 
@@ -55,11 +56,23 @@ func TestStateOf(t *testing.T) {
 	}
 }
 
+// project renders log as the current turn "t" for a native OpenAI-style
+// destination.
+func project(log []wire.Message) []provider.Message {
+	sel := Select(log, "t", 1<<30)
+	p, _ := NewProjection(&sel, States{}, Options{}).Project(provider.Destination{
+		Target: provider.Target{Provider: "p", Model: "m"}, API: provider.APIOpenAIChat,
+		Model: provider.Model{Name: "m", Capabilities: provider.DefaultCapabilities(provider.APIOpenAIChat)},
+	})
+	return p.Messages
+}
+
 func TestMessagesKeepsRequestShapeOnly(t *testing.T) {
 	log := []wire.Message{{SessionID: "s", TurnID: "t", Step: 1, Seq: 4, Role: wire.RoleAssistant, Content: "hi",
-		ToolCalls: []wire.Call{{ID: "a", Name: "x", Arguments: `{"k":1}`}}, Provider: "p", Model: "m", Usage: &wire.Usage{InputTokens: 3}}}
-	got := Messages(log)
-	if len(got) != 1 || got[0].Role != wire.RoleAssistant || got[0].Content != "hi" || len(got[0].ToolCalls) != 1 || got[0].ToolCalls[0].Arguments != `{"k":1}` {
+		ToolCalls: []wire.Call{{ID: "a", Name: "x", Arguments: `{"k":1}`}}, Provider: "p", Model: "m", Usage: &wire.Usage{InputTokens: 3}},
+		{SessionID: "s", TurnID: "t", Step: 1, Role: wire.RoleTool, ToolCallID: "a", Content: "r"}}
+	got := project(log)
+	if len(got) != 2 || got[0].Role != wire.RoleAssistant || got[0].Content != "hi" || len(got[0].ToolCalls) != 1 || got[0].ToolCalls[0].Arguments != `{"k":1}` {
 		t.Errorf("Messages() = %+v; want role, content and calls only", got)
 	}
 }
@@ -71,12 +84,12 @@ func TestMessagesJoinsContinuedAnswers(t *testing.T) {
 		{TurnID: "t", Step: 2, Role: wire.RoleAssistant, Content: "a time.", FinishReason: wire.FinishStop},
 		{TurnID: "u", Role: wire.RoleUser, Content: "again"},
 	}
-	got := Messages(log)
+	got := project(log)
 	if len(got) != 3 || got[1].Content != "Once upon a time." || got[2].Content != "again" {
 		t.Errorf("Messages() = %+v; want the continued answer joined into one assistant message", got)
 	}
 	// Mid-continuation: the cut answer is the last message, as is.
-	got = Messages(log[:2])
+	got = project(log[:2])
 	if len(got) != 2 || got[1].Content != "Once upon " {
 		t.Errorf("Messages(cut) = %+v; want the cut answer last", got)
 	}
@@ -92,15 +105,18 @@ func TestMessagesJoinsContinuedAnswers(t *testing.T) {
 
 func TestMessagesReplaysUnparseableCallsAsPlaceholders(t *testing.T) {
 	log := []wire.Message{
-		{Role: wire.RoleAssistant, ToolCalls: []wire.Call{
+		{TurnID: "t", Step: 1, Role: wire.RoleAssistant, ToolCalls: []wire.Call{
 			{ID: "a", Name: "read", Arguments: `{"path":"x"}`},
 			{ID: "b", Name: "read", Arguments: `{"path":`},
 			{ID: "c", Name: "functions.read:0", Arguments: `{}`},
 			{ID: "d", Name: "read", Arguments: `[1]`},
 		}},
-		{Role: wire.RoleTool, ToolCallID: "b", Content: "error: not JSON", IsError: true},
+		{TurnID: "t", Step: 1, Role: wire.RoleTool, ToolCallID: "a", Content: "ok"},
+		{TurnID: "t", Step: 1, Role: wire.RoleTool, ToolCallID: "b", Content: "error: not JSON", IsError: true},
+		{TurnID: "t", Step: 1, Role: wire.RoleTool, ToolCallID: "c", Content: "error", IsError: true},
+		{TurnID: "t", Step: 1, Role: wire.RoleTool, ToolCallID: "d", Content: "error", IsError: true},
 	}
-	got := Messages(log)[0].ToolCalls
+	got := project(log)[0].ToolCalls
 	want := []wire.Call{
 		{ID: "a", Name: "read", Arguments: `{"path":"x"}`},
 		{ID: "b", Name: UnparseableCall, Arguments: "{}"},

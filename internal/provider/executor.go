@@ -94,8 +94,10 @@ type Result struct {
 	Response *assemble.Response
 	// Target served the response.
 	Target Target
-	// API is the wire API of the target that served.
+	// API is the wire API of the target that served, and Model the model
+	// (with its capabilities) the call was prepared for.
 	API      string
+	Model    Model
 	Attempts []Attempt
 	Skipped  []Skip
 }
@@ -164,12 +166,12 @@ func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, ob
 		}
 		resp, err := e.Dispatch(ctx, pc, &attempt, res, obs)
 		if err == nil && resp.FinishReason != wire.FinishIncomplete {
-			res.Response, res.Target, res.API = resp, target, pc.API()
+			res.Response, res.Target, res.API, res.Model = resp, target, pc.API(), pc.Model()
 			return res, nil
 		}
 		if err == nil {
 			// Incomplete counts only if no later target does better.
-			res.Response, res.Target, res.API = resp, target, pc.API()
+			res.Response, res.Target, res.API, res.Model = resp, target, pc.API(), pc.Model()
 			incomplete = Fail(ClassIncomplete, "incomplete response", nil)
 			err = incomplete
 		}

@@ -50,6 +50,16 @@ func (r *Registry) Prepare(target Target, req *Request) (*PreparedCall, error) {
 	if reason := model.Capabilities.check(req); reason != "" {
 		return nil, Fail(ClassUnsupported, reason, nil)
 	}
+	if req.Projector != nil {
+		dest := Destination{Target: target, API: reg.Metadata.API, Model: model, CallIDFormat: reg.Metadata.CallIDFormat}
+		p, err := req.Projector.Project(dest)
+		if err != nil {
+			return nil, Fail(ClassInvalidRequest, SkipPrepareFailed, err)
+		}
+		projected := *req
+		projected.Messages, projected.PreviousResponseID, projected.Projector = p.Messages, p.PreviousResponseID, nil
+		req = &projected
+	}
 	body, err := reg.Adapter.Prepare(RemapCallIDs(req, reg.Metadata.CallIDFormat), model)
 	if err != nil {
 		// The request could not be built: never a transport problem, and the

@@ -26,10 +26,40 @@ type Message struct {
 type Request struct {
 	// System is sent first.
 	System string
-	// Messages follow the system prompt, the current input last.
+	// Messages follow the system prompt, the current input last. With a
+	// Projector they are what it returns for each target instead.
 	Messages []Message
 	// Tools offered to the model.
 	Tools []wire.Tool
+	// Projector, when set, builds Messages per target: native or flat tool
+	// history, reasoning echo and cursors depend on where the request goes.
+	Projector Projector
+	// PreviousResponseID continues a provider-side conversation (Responses
+	// durable cursor); Messages then hold only what is new since it.
+	PreviousResponseID string
+}
+
+// Destination is a resolved target as prompt assembly sees it.
+type Destination struct {
+	Target Target
+	// API is the target's wire API.
+	API   string
+	Model Model
+	// CallIDFormat is the tool-call id format the target accepts.
+	CallIDFormat string
+}
+
+// Projected is a request's history for one destination.
+type Projected struct {
+	Messages []Message
+	// PreviousResponseID, when set, is the durable cursor the messages
+	// continue from.
+	PreviousResponseID string
+}
+
+// Projector turns a step's history into one destination's messages.
+type Projector interface {
+	Project(d Destination) (Projected, error)
 }
 
 // Target is a resolved provider and model.

@@ -39,13 +39,34 @@ type Loop struct {
 	Routes Routes
 	// Budgets are the worker's defaults and ceilings.
 	Budgets config.Budgets
-	// State keeps worker-only provider facts per step; nil keeps none.
+	// State keeps worker-only provider state per step; nil keeps none.
 	State StateStore
+	// History tunes prompt assembly.
+	History HistoryOptions
 	// ToolTimeout is each tool call's deadline. Default 60s.
 	ToolTimeout time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
 	Log zerolog.Logger
+}
+
+// HistoryOptions tune prompt assembly.
+type HistoryOptions struct {
+	// SummaryRoute names the route that summarizes history left out to fit
+	// the context window; empty uses a deterministic notice instead.
+	SummaryRoute string
+	// EchoCap bounds stored replay echo per tool-call turn. Default 64 KiB.
+	EchoCap int
+	// Reserve is the fraction of the context window kept for the answer.
+	// Default 0.25.
+	Reserve float64
+}
+
+func (l *Loop) echoCap() int {
+	if l.History.EchoCap > 0 {
+		return l.History.EchoCap
+	}
+	return history.DefaultEchoCap
 }
 
 func (l *Loop) now() time.Time {
@@ -96,8 +117,11 @@ type run struct {
 	budgets Budgets
 	tools   map[string]wire.Tool
 	schemas ToolSchemas
-	usage   wire.Usage
-	started time.Time
+	// faithful holds, for this delivery only, the real arguments of calls
+	// stored redacted: tools run with them; they are never stored.
+	faithful map[string]string
+	usage    wire.Usage
+	started  time.Time
 	// lastStep and lastAttempt: the chunk log's tail when the run began.
 	lastStep, lastAttempt int
 }

@@ -30,6 +30,9 @@ type ResultsOpener func(ctx context.Context, since time.Time) (Results, error)
 // Routes resolves a route name to its chain of targets.
 type Routes interface {
 	Chain(route string) ([]provider.Target, error)
+	// ContextTokens is the smallest context window of the route's chain,
+	// so history selected for it fits every fallback.
+	ContextTokens(route string) int
 }
 
 // Executor runs a provider request along a chain (provider.Executor).

@@ -4,20 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// StateStore is the worker-only store of provider facts, keyed per turn
+// StateStore is the worker-only store of provider state, keyed per turn
 // and step (bus.State). Nothing in it is published on a public subject.
 type StateStore interface {
 	Put(ctx context.Context, key string, value []byte) error
+	Get(ctx context.Context, key string) ([]byte, bool, error)
 }
-
-// StateVersion versions the records below.
-const StateVersion = 1
 
 // RequestFacts are made durable before a step's provider call
 // (LLM-CHECKPOINT-BARRIER): if they cannot be written, the provider is not
@@ -31,35 +30,9 @@ type RequestFacts struct {
 	Messages int `json:"messages"`
 }
 
-// StepRecord is what a finalized step leaves for later requests: which
-// provider answered and the mapping of each normalized tool-call id to the
-// id the provider sent.
-type StepRecord struct {
-	V          int         `json:"v"`
-	Step       int         `json:"step"`
-	Provider   string      `json:"provider"`
-	Model      string      `json:"model"`
-	API        string      `json:"api"`
-	ResponseID string      `json:"response_id,omitempty"`
-	Calls      []CallIDs   `json:"calls,omitempty"`
-	Attempts   int         `json:"attempts"`
-	Usage      *wire.Usage `json:"usage,omitempty"`
-}
-
-// CallIDs maps a normalized tool-call id to the provider's original.
-type CallIDs struct {
-	ID         string `json:"id"`
-	ProviderID string `json:"provider_id"`
-}
-
-// StateKey is the key of a turn's step record; RequestKey of its request facts.
-func StateKey(session, turn string, step int) string {
-	return session + "." + turn + "." + strconv.Itoa(step)
-}
-
 // RequestKey is the key of a step's request facts.
 func RequestKey(session, turn string, step int) string {
-	return StateKey(session, turn, step) + ".request"
+	return history.StateKey(session, turn, step) + ".request"
 }
 
 func (r *run) put(ctx context.Context, key string, v any) error {
@@ -79,18 +52,66 @@ func (r *run) put(ctx context.Context, key string, v any) error {
 // checkpoint makes a step's request facts durable before its call.
 func (r *run) checkpoint(ctx context.Context, step, attemptBase int) error {
 	return r.put(ctx, RequestKey(r.req.SessionID, r.req.TurnID, step), RequestFacts{
-		V: StateVersion, Step: step, AttemptBase: attemptBase, Route: r.req.Route, Messages: len(r.msgs),
+		V: history.ReplayVersion, Step: step, AttemptBase: attemptBase, Route: r.req.Route, Messages: len(r.msgs),
 	})
 }
 
-// record stores a finalized step's provider facts, before its message.
+// record stores a finalized step's replay state before its message: the
+// provider, API and model that answered, the response identity and raw stop
+// reason, the provider's original call ids, and, only for a destination that
+// requires it, passes the native gates and a turn that stays safe, the
+// reasoning echo within its cap. Plain turns' reasoning is never stored.
 func (r *run) record(ctx context.Context, step int, res *provider.Result, calls []wire.Call) error {
-	rec := StepRecord{
-		V: StateVersion, Step: step, Provider: res.Target.Provider, Model: res.Target.Model, API: res.API,
-		ResponseID: res.Response.ResponseID, Attempts: len(res.Attempts), Usage: res.Response.Usage,
+	resp := res.Response
+	st := history.StepState{
+		V: history.ReplayVersion, Step: step, API: res.API, Provider: res.Target.Provider, Model: res.Target.Model,
+		ResponseID: resp.ResponseID, StopReason: resp.RawFinishReason, Blocks: blocks(resp),
+		Attempts: len(res.Attempts), Usage: resp.Usage,
 	}
 	for i, c := range calls {
-		rec.Calls = append(rec.Calls, CallIDs{ID: c.ID, ProviderID: res.Response.ToolCalls[i].ProviderID})
+		st.Calls = append(st.Calls, history.CallIDs{ID: c.ID, ProviderID: resp.ToolCalls[i].ProviderID})
 	}
-	return r.put(ctx, StateKey(r.req.SessionID, r.req.TurnID, step), rec)
+	if r.storesEcho(res, calls) {
+		st.Echo = &history.Echo{Field: "reasoning_content", Value: resp.Reasoning}
+	}
+	return r.put(ctx, history.StateKey(r.req.SessionID, r.req.TurnID, step), st)
+}
+
+// storesEcho decides whether a step's reasoning is kept as replay echo.
+func (r *run) storesEcho(res *provider.Result, calls []wire.Call) bool {
+	caps := res.Model.Capabilities
+	if len(calls) == 0 || !caps.ReasoningEcho || !caps.NativeToolHistory || !caps.Tools {
+		return false
+	}
+	if res.API != provider.APIOpenAIChat && res.API != provider.APIDeepSeekChat {
+		return false
+	}
+	if len(res.Response.Reasoning) > r.loop.echoCap() {
+		return false // oversized: the turn replays flat
+	}
+	for _, m := range r.msgs[history.StateOf(r.msgs, r.req.TurnID).Start:] {
+		for _, c := range m.ToolCalls {
+			if c.ArgumentsRedacted {
+				return false // the turn is not replay safe: no echo for it
+			}
+		}
+	}
+	for _, c := range calls {
+		if c.ArgumentsRedacted {
+			return false
+		}
+	}
+	return true
+}
+
+// blocks counts a response's content blocks.
+func blocks(resp *assemble.Response) int {
+	n := len(resp.ToolCalls)
+	if resp.Text != "" {
+		n++
+	}
+	if resp.Reasoning != "" {
+		n++
+	}
+	return n
 }

@@ -125,15 +125,18 @@ func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
 // request-only instruction, if any, last. It returns done with the turn's
 // outcome when the call ended the turn.
 func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *stepObserver, instruction string) (*provider.Result, Outcome, bool) {
-	req := &provider.Request{System: r.req.System, Messages: history.Messages(r.msgs), Tools: r.req.Tools}
-	if instruction != "" {
-		req.Messages = append(req.Messages, provider.Message{Role: wire.RoleUser, Content: instruction})
+	req, proj, err := r.prompt(ctx, instruction)
+	if err != nil {
+		return nil, r.interrupted(ctx, err), true
 	}
 	if err := r.checkpoint(ctx, step, obs.base); err != nil {
 		return nil, r.interrupted(ctx, err), true // request facts not durable: the provider is not called
 	}
 	res, err := r.loop.Exec.Execute(ctx, chain, req, obs)
 	obs.base += len(res.Attempts)
+	if res.Response != nil {
+		r.diagnose(step, proj, res.Target)
+	}
 	if ferr := r.w.Flush(ctx); ferr != nil && ctx.Err() == nil {
 		return nil, r.interrupted(ctx, ferr), true
 	}
@@ -154,15 +157,23 @@ func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *
 	return res, Outcome{}, false
 }
 
-// normalize gives each finalized call its normalized id, once.
+// normalize gives each finalized call its normalized id, once, and redacts
+// credential material from the arguments it will store.
 func (r *run) normalize(step int, calls []assemble.ToolCall) []wire.Call {
 	out := make([]wire.Call, 0, len(calls))
 	for _, c := range calls {
-		out = append(out, wire.Call{
+		call := wire.Call{
 			ID:        NormalizeCallID(c.ProviderID, r.req.SessionID, r.req.TurnID, step, c.Index, r.taken),
 			Name:      c.Name,
 			Arguments: c.Arguments,
-		})
+		}
+		// Credentials in arguments are never stored: the log keeps them
+		// redacted, the tool gets the faithful text from this delivery.
+		if stored, redacted := redactArgs(c.Arguments); redacted {
+			r.faithful[call.ID] = c.Arguments
+			call.Arguments, call.ArgumentsRedacted = stored, true
+		}
+		out = append(out, call)
 	}
 	return out
 }

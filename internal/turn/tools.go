@@ -29,7 +29,7 @@ func (r *run) plan(c wire.Call) (reason, message string) {
 		}
 		return planUnknownTool, "error: there is no tool named " + strconv.Quote(c.Name) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run."
 	}
-	if err := r.schemas.Check(c.Name, c.Arguments); err != nil {
+	if err := r.schemas.Check(c.Name, r.arguments(c)); err != nil {
 		return planBadArgs, "error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments."
 	}
 	return "", ""
@@ -45,6 +45,13 @@ func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire
 		if reason, text := r.plan(c); reason != "" {
 			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, Content: text, IsError: true, Synthesized: true}
 			r.emit(wire.EventToolResult, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "is_error": true, "planning_error": reason})
+			continue
+		}
+		if c.ArgumentsRedacted && r.faithful[c.ID] == "" {
+			// A redelivered turn: the faithful arguments were never stored.
+			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, IsError: true, Synthesized: true,
+				Content: "error: this call's arguments held credentials, which are not kept across a restart, so it was not run; call the tool again"}
+			r.emit(wire.EventToolRepaired, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "reason": "redacted_arguments_lost"})
 			continue
 		}
 		dispatch = append(dispatch, c)
@@ -87,7 +94,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls 
 	for _, c := range calls {
 		tc := &wire.ToolCall{
 			SessionID: r.req.SessionID, TurnID: r.req.TurnID, Step: step,
-			CallID: c.ID, Name: c.Name, Arguments: c.Arguments, Deadline: deadline,
+			CallID: c.ID, Name: c.Name, Arguments: r.arguments(c), Deadline: deadline,
 		}
 		if err := r.w.Dispatch(ctx, tc); err != nil {
 			return err
@@ -152,4 +159,13 @@ func (r *run) lastAssistantIndex() int {
 		}
 	}
 	return -1
+}
+
+// arguments are the text a call runs with: the faithful arguments of a call
+// stored redacted, when this delivery holds them.
+func (r *run) arguments(c wire.Call) string {
+	if f, ok := r.faithful[c.ID]; ok && c.ArgumentsRedacted {
+		return f
+	}
+	return c.Arguments
 }

@@ -12,18 +12,29 @@ import (
 )
 
 // routeTable resolves route names to their target chains.
-type routeTable map[string][]provider.Target
+type routeTable struct {
+	chains  map[string][]provider.Target
+	context map[string]int // smallest context window of each chain
+}
 
 // Chain implements turn.Routes.
 func (t routeTable) Chain(route string) ([]provider.Target, error) {
 	if route == "" {
 		route = config.DefaultRoute
 	}
-	chain, ok := t[route]
+	chain, ok := t.chains[route]
 	if !ok {
 		return nil, fmt.Errorf("worker: no route %q", route)
 	}
 	return chain, nil
+}
+
+// ContextTokens implements turn.Routes.
+func (t routeTable) ContextTokens(route string) int {
+	if route == "" {
+		route = config.DefaultRoute
+	}
+	return t.context[route]
 }
 
 // newAdapter builds the adapter of a provider's wire API.
@@ -55,11 +66,11 @@ func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, rou
 	for _, p := range cfg.Providers {
 		key, err := cfg.APIKey(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, routeTable{}, err
 		}
 		a, err := newAdapter(p, key, hc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+			return nil, routeTable{}, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
 		caps := capabilities(provider.DefaultCapabilities(string(p.API)), p.Capabilities)
 		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps, CallIDFormat: p.ToolCallIDFormat}
@@ -81,13 +92,16 @@ func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, rou
 			},
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+			return nil, routeTable{}, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
 	}
-	table := make(routeTable, len(cfg.Routes))
+	table := routeTable{chains: map[string][]provider.Target{}, context: map[string]int{}}
 	for _, r := range cfg.Routes {
 		for _, t := range r.Targets {
-			table[r.Name] = append(table[r.Name], provider.Target{Provider: t.Provider, Model: t.Model})
+			table.chains[r.Name] = append(table.chains[r.Name], provider.Target{Provider: t.Provider, Model: t.Model})
+			if m, ok := cfg.Model(t); ok && (table.context[r.Name] == 0 || m.ContextTokens < table.context[r.Name]) {
+				table.context[r.Name] = m.ContextTokens
+			}
 		}
 	}
 	return reg, table, nil

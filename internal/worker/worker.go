@@ -88,10 +88,15 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		subjects: subjects, topology: topo, bus: b,
 	}
 	w.loop = &turn.Loop{
-		Exec:        &provider.Executor{Registry: registry, Clock: o.Clock},
-		Routes:      routes,
-		Budgets:     cfg.Budgets,
-		State:       state,
+		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock},
+		Routes:  routes,
+		Budgets: cfg.Budgets,
+		State:   state,
+		History: turn.HistoryOptions{
+			SummaryRoute: cfg.History.SummaryRoute,
+			EchoCap:      cfg.History.EchoCap,
+			Reserve:      cfg.History.Reserve,
+		},
 		ToolTimeout: cfg.Worker.ToolTimeout.D(),
 		Log:         o.Log,
 	}

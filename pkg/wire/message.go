@@ -61,8 +61,11 @@ type Call struct {
 	// ID is the normalized call ID; results correlate by it.
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// Arguments is the exact JSON text the model produced.
-	Arguments string `json:"arguments"`
+	// Arguments is the exact JSON text the model produced, unless it held
+	// credential material: then the credentials are replaced by
+	// "[REDACTED]" and ArgumentsRedacted is set. Secrets are never stored.
+	Arguments         string `json:"arguments"`
+	ArgumentsRedacted bool   `json:"arguments_redacted,omitempty"`
 }
 
 // Usage counts the tokens of one provider call. Input buckets are disjoint:

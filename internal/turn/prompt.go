@@ -1,0 +1,115 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/turnstream/turnstream/internal/history"
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// summarizerSystem frames a summarization request.
+const summarizerSystem = "You compress conversations so they can continue in less space. Never invent facts."
+
+// prompt assembles a step's request: the current turn whole, the newest
+// prior history that fits the route's context window (with the answer's
+// reserve kept free), a summary of what was left out, the replay state of
+// the selected tool groups, and the projector that renders all of it for
+// each target of the chain. instruction is sent last, never persisted.
+func (r *run) prompt(ctx context.Context, instruction string) (*provider.Request, *history.Projection, error) {
+	reserve := r.loop.History.Reserve
+	if reserve <= 0 || reserve >= 1 {
+		reserve = 0.25
+	}
+	window := int(float64(r.loop.Routes.ContextTokens(r.req.Route)) * (1 - reserve))
+	fixed := history.Estimate(r.req.System) + history.Estimate(instruction) + r.toolTokens()
+	sel := history.Select(r.msgs, r.req.TurnID, 0)
+	sel = history.Select(r.msgs, r.req.TurnID, max(window-fixed-sel.CurrentTokens(), 0))
+	states, err := history.Load(ctx, r.loop.State, r.req.SessionID, &sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := history.Options{Instruction: instruction, EchoCap: r.loop.echoCap()}
+	if len(sel.Dropped) > 0 {
+		opts.Summary = r.summarize(ctx, sel.Dropped)
+	}
+	proj := history.NewProjection(&sel, states, opts)
+	return &provider.Request{System: r.req.System, Tools: r.req.Tools, Projector: proj}, proj, nil
+}
+
+func (r *run) toolTokens() int {
+	if len(r.req.Tools) == 0 {
+		return 0
+	}
+	b, _ := json.Marshal(r.req.Tools) // validated at decode: cannot fail
+	return history.Estimate(string(b))
+}
+
+// summarize compresses the units left out through the summarization route,
+// once per cut (cached in worker-only state); without a route, or when it
+// fails, a deterministic notice keeps the request valid and says what was
+// dropped. Its input is sanitized: history.CompressionInput.
+func (r *run) summarize(ctx context.Context, dropped []history.Unit) string {
+	last := dropped[len(dropped)-1].Msgs
+	key := r.req.SessionID + ".summary." + strconv.FormatUint(last[len(last)-1].Seq, 10)
+	if r.loop.State != nil {
+		if b, ok, err := r.loop.State.Get(ctx, key); err == nil && ok {
+			return string(b)
+		}
+	}
+	fallback := history.FallbackSummary(dropped)
+	if r.loop.History.SummaryRoute == "" {
+		return fallback
+	}
+	chain, err := r.loop.Routes.Chain(r.loop.History.SummaryRoute)
+	if err != nil {
+		return fallback
+	}
+	res, err := r.loop.Exec.Execute(ctx, chain, &provider.Request{System: summarizerSystem, Messages: history.CompressionInput(dropped)}, quiet{})
+	if err != nil || res.Response.Text == "" {
+		r.log.Warn().Err(err).Msg("summarization failed; using the omission notice")
+		return fallback
+	}
+	summary := history.SummaryPrefix + res.Response.Text
+	if r.loop.State != nil {
+		if err := r.loop.State.Put(ctx, key, []byte(summary)); err != nil {
+			r.log.Warn().Err(err).Msg("summary not cached")
+		}
+	}
+	return summary
+}
+
+// quiet observes a summarization call: its frames are not the turn's.
+type quiet struct{}
+
+func (quiet) Frame(int, provider.Target, provider.Frame) error { return nil }
+func (quiet) Event(provider.Event)                             {}
+
+// diagnose emits the structured-tool-history events of the projection the
+// serving target got: counts and coarse reasons only.
+func (r *run) diagnose(step int, proj *history.Projection, t provider.Target) {
+	d, ok := proj.Diagnostics(t)
+	if !ok {
+		return
+	}
+	r.emit(wire.EventHistorySelected, step, 0, Payload{
+		"provider": token(t.Provider), "model": token(t.Model), "native": d.Native,
+		"selected_units": d.Selected, "dropped_units": d.Dropped, "summary": d.Summary,
+	})
+	if d.Placeholders > 0 {
+		r.emit(wire.EventHistoryRepaired, step, 0, Payload{"placeholder_calls": d.Placeholders})
+	}
+	if d.Gate != "" {
+		r.emit(wire.EventHistorySkipped, step, 0, Payload{"reason": d.Gate, "flat_groups": d.FlatGroups})
+	}
+	for reason, turns := range d.Unsafe {
+		r.emit(wire.EventHistorySkipped, step, 0, Payload{"reason": reason, "turns": turns})
+	}
+	if d.Native && d.NativePairs > 0 {
+		r.emit(wire.EventHistorySerialized, step, 0, Payload{
+			"native_pairs": d.NativePairs, "flat_groups": d.FlatGroups, "echoes": d.Echoes, "messages": d.Messages,
+		})
+	}
+}
