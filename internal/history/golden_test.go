@@ -93,12 +93,12 @@ func (m mapStates) Get(_ context.Context, key string) ([]byte, bool, error) {
 
 func TestGolden(t *testing.T) {
 	reg := registry(t)
-	dirs, err := filepath.Glob("testdata/golden/*.json")
+	dirs, err := filepath.Glob("testdata/golden/*.case.json")
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no golden cases: %v", err)
 	}
 	for _, file := range dirs {
-		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		name := strings.TrimSuffix(filepath.Base(file), ".case.json")
 		t.Run(name, func(t *testing.T) {
 			b, err := os.ReadFile(file)
 			if err != nil {
