@@ -77,6 +77,10 @@ type Provider struct {
 	// "" (up to 40 of [A-Za-z0-9_-]) or "alnum9" (exactly 9 alphanumerics,
 	// Mistral). Histories are remapped to it on both sides of each pair.
 	ToolCallIDFormat string `yaml:"tool_call_id_format,omitempty" json:"tool_call_id_format,omitempty"`
+	// Store, for openai_responses, asks the provider to keep responses so
+	// the next request continues from the last one (the durable cursor)
+	// instead of replaying history. Default false.
+	Store bool `yaml:"store,omitempty" json:"store,omitempty"`
 	// Stream, when set to false, asks for one non-streamed response
 	// (openai_responses only). Default true.
 	Stream *bool `yaml:"stream,omitempty" json:"stream,omitempty"`

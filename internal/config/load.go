@@ -172,6 +172,9 @@ func (c *Config) Validate() error {
 		if !p.Streams() && p.API != APIResponses {
 			bad("providers[%d] %q: stream: false is supported by openai_responses only", i, p.Name)
 		}
+		if p.Store && p.API != APIResponses {
+			bad("providers[%d] %q: store is supported by openai_responses only", i, p.Name)
+		}
 		if p.APIKeyEnv != "" && p.APIKeyFile != "" {
 			bad("providers[%d] %q: set api_key_env or api_key_file, not both", i, p.Name)
 		}

@@ -36,6 +36,8 @@ type Options struct {
 	Instruction string
 	// EchoCap bounds the echo of one tool-call turn. Default DefaultEchoCap.
 	EchoCap int
+	// Continuation decides durable cursors for destinations that have them.
+	Continuation Continuation
 }
 
 // Diagnostics are the counts of one projection (structured-tool-history-*
@@ -58,6 +60,11 @@ type Diagnostics struct {
 	Echoes   int
 	Messages int
 	Summary  bool
+	// Cursor is set when the request continues a stored response.
+	Cursor bool
+	// Degraded is why a stored cursor was not used (provider_changed,
+	// model_changed, system_prompt_changed, toolset_changed, ...).
+	Degraded string
 }
 
 // Projection is one step's history, ready to be projected for each
@@ -110,6 +117,14 @@ func gate(d provider.Destination) string {
 func (p *Projection) Project(d provider.Destination) (provider.Projected, error) {
 	diag := Diagnostics{Gate: gate(d), Selected: len(p.sel.Prior), Dropped: len(p.sel.Dropped), Unsafe: map[string]int{}}
 	diag.Native = diag.Gate == ""
+	if msgs, cursor, ok := p.cursor(d, &diag); ok {
+		if p.opts.Instruction != "" {
+			msgs = append(msgs, provider.Message{Role: wire.RoleUser, Content: p.opts.Instruction})
+		}
+		diag.Cursor, diag.Messages = true, len(msgs)
+		p.record(d.Target, diag)
+		return provider.Projected{Messages: msgs, PreviousResponseID: cursor}, nil
+	}
 	needEcho := diag.Native && d.Model.Capabilities.ReasoningEcho
 	units := append(append([]Unit(nil), p.sel.Prior...), p.sel.Current...)
 
@@ -142,10 +157,14 @@ func (p *Projection) Project(d provider.Destination) (provider.Projected, error)
 		out = append(out, provider.Message{Role: wire.RoleUser, Content: p.opts.Instruction})
 	}
 	diag.Messages = len(out)
-	p.mu.Lock()
-	p.diag[d.Target] = diag
-	p.mu.Unlock()
+	p.record(d.Target, diag)
 	return provider.Projected{Messages: out}, nil
+}
+
+func (p *Projection) record(t provider.Target, d Diagnostics) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.diag[t] = d
 }
 
 // unsafe returns why u's turn may not be replayed natively on d, or "":

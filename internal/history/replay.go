@@ -88,32 +88,41 @@ type stepKey struct {
 }
 
 // Load reads the state of every assistant message that made tool calls in
-// the selected units (the only ones replay needs it for). A state that does
-// not decode is absent.
+// the selected units (replay needs their echo and ids), and of the last
+// provider answer (its response is the cursor a destination may continue).
+// A state that does not decode is absent.
 func Load(ctx context.Context, r StateReader, session string, sel *Selection) (States, error) {
 	out := States{}
 	if r == nil {
 		return out, nil
 	}
+	var wanted []*wire.Message
+	var last *wire.Message
 	for _, units := range [][]Unit{sel.Prior, sel.Current} {
 		for _, u := range units {
-			if !u.Group {
-				continue
-			}
 			for i := range u.Msgs {
 				m := &u.Msgs[i]
-				if m.Role != wire.RoleAssistant || len(m.ToolCalls) == 0 {
+				if m.Role != wire.RoleAssistant || m.Synthesized {
 					continue
 				}
-				b, ok, err := r.Get(ctx, StateKey(session, m.TurnID, m.Step))
-				if err != nil {
-					return nil, err
-				}
-				var s StepState
-				if ok && json.Unmarshal(b, &s) == nil {
-					out[stepKey{m.TurnID, m.Step}] = &s
+				last = m
+				if len(m.ToolCalls) > 0 {
+					wanted = append(wanted, m)
 				}
 			}
+		}
+	}
+	if last != nil && len(last.ToolCalls) == 0 {
+		wanted = append(wanted, last)
+	}
+	for _, m := range wanted {
+		b, ok, err := r.Get(ctx, StateKey(session, m.TurnID, m.Step))
+		if err != nil {
+			return nil, err
+		}
+		var s StepState
+		if ok && json.Unmarshal(b, &s) == nil {
+			out[stepKey{m.TurnID, m.Step}] = &s
 		}
 	}
 	return out, nil

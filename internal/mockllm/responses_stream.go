@@ -25,7 +25,12 @@ type ResponsesStream struct {
 // NewResponsesStream starts a stream for model with response.created and
 // response.in_progress.
 func NewResponsesStream(model string) *ResponsesStream {
-	s := &ResponsesStream{id: "resp_mock", model: model}
+	return NewResponsesStreamID("resp_mock", model)
+}
+
+// NewResponsesStreamID starts a stream whose response has the given id.
+func NewResponsesStreamID(id, model string) *ResponsesStream {
+	s := &ResponsesStream{id: id, model: model}
 	s.event("response.created", map[string]any{"response": s.response("in_progress", nil)})
 	s.event("response.in_progress", map[string]any{"response": s.response("in_progress", nil)})
 	return s

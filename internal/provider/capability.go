@@ -71,6 +71,10 @@ type Metadata struct {
 	// CallIDFormat is the tool-call id format the provider accepts
 	// (CallIDDefault or CallIDAlnum9); requests are remapped to it.
 	CallIDFormat string
+	// DurableCursor says requests may continue a stored response by id:
+	// the API supports it, the model's capabilities allow it, and the
+	// provider keeps responses.
+	DurableCursor bool
 }
 
 // Skip reasons: why a target could not serve a request (coarse, for events).

@@ -179,7 +179,7 @@ func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, ob
 			return res, err
 		}
 		last = AsFailure(err)
-		if ctx.Err() != nil || last.Class == ClassCancelled || last.Class == ClassInvalidCall {
+		if ctx.Err() != nil || last.Class == ClassCancelled || last.Class == ClassInvalidCall || last.Class == ClassCursorLost {
 			return res, last
 		}
 		e.fallback(obs, chain, i, attempt, last, "")

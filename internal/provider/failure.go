@@ -31,6 +31,10 @@ const (
 	ClassDeprecated     Class = "DEPRECATED_PROVIDER"
 	ClassInvalidCall    Class = "INVALID_PREPARED_CALL"
 	ClassIncomplete     Class = "INCOMPLETE_RESPONSE"
+	// ClassCursorLost: the provider no longer has the response a request
+	// continued from. It ends the chain: the turn decides (replay, or fail
+	// when tool results were waiting on the cursor).
+	ClassCursorLost Class = "CURSOR_LOST"
 )
 
 // Failure is a classified provider failure. Its fields are a serializable

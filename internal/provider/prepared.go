@@ -51,7 +51,8 @@ func (r *Registry) Prepare(target Target, req *Request) (*PreparedCall, error) {
 		return nil, Fail(ClassUnsupported, reason, nil)
 	}
 	if req.Projector != nil {
-		dest := Destination{Target: target, API: reg.Metadata.API, Model: model, CallIDFormat: reg.Metadata.CallIDFormat}
+		dest := Destination{Target: target, API: reg.Metadata.API, Model: model, CallIDFormat: reg.Metadata.CallIDFormat,
+			DurableCursor: reg.Metadata.DurableCursor && model.Capabilities.StatefulContinuation}
 		p, err := req.Projector.Project(dest)
 		if err != nil {
 			return nil, Fail(ClassInvalidRequest, SkipPrepareFailed, err)

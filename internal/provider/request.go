@@ -47,6 +47,8 @@ type Destination struct {
 	Model Model
 	// CallIDFormat is the tool-call id format the target accepts.
 	CallIDFormat string
+	// DurableCursor says the target can continue a stored response.
+	DurableCursor bool
 }
 
 // Projected is a request's history for one destination.

@@ -75,7 +75,7 @@ func (p RetryPolicy) Retryable(c Class) bool {
 	case RetryNever:
 		return false
 	case RetryAlways:
-		return c != ClassCancelled && c != ClassNoRoute && c != ClassDeprecated && c != ClassInvalidCall && c != ClassUnsupported
+		return c != ClassCancelled && c != ClassNoRoute && c != ClassDeprecated && c != ClassInvalidCall && c != ClassUnsupported && c != ClassCursorLost
 	}
 	switch c {
 	case ClassEmpty, ClassRateLimit, ClassServer, ClassTimeout, ClassTransport:

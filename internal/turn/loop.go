@@ -9,7 +9,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
+	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -120,8 +122,16 @@ type run struct {
 	// faithful holds, for this delivery only, the real arguments of calls
 	// stored redacted: tools run with them; they are never stored.
 	faithful map[string]string
-	usage    wire.Usage
-	started  time.Time
+	// envelope is the session's continuation envelope as loaded; hashes
+	// describe this turn's system prompt and tools.
+	envelope            *continuation.Envelope
+	systemHash, toolset string
+	// cursorLost forbids cursors after a provider lost one.
+	cursorLost bool
+	// served is the last provider result this delivery finalized.
+	served  *provider.Result
+	usage   wire.Usage
+	started time.Time
 	// lastStep and lastAttempt: the chunk log's tail when the run began.
 	lastStep, lastAttempt int
 }
@@ -144,6 +154,8 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	for _, t := range req.Tools {
 		r.tools[t.Name] = t
 	}
+	r.systemHash, r.toolset = continuation.SystemPromptHash(req.System), continuation.ToolsetHash(req.Tools)
+	r.envelope = r.loadEnvelope(ctx)
 	r.schemas = in.Schemas
 	if r.schemas == nil {
 		var err error
@@ -227,6 +239,9 @@ func (r *run) append(ctx context.Context, m *wire.Message) error {
 
 // finish writes the terminal event.
 func (r *run) finish(ctx context.Context, status, reason string, st history.TurnState) Outcome {
+	if status == wire.EventTurnCompleted {
+		r.saveEnvelope(ctx)
+	}
 	p := Payload{
 		"steps": st.Steps, "tool_calls": st.ToolCalls,
 		"input_tokens": r.usage.InputTokens, "cached_input_tokens": r.usage.CachedInputTokens,

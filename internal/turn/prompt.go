@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -31,7 +32,9 @@ func (r *run) prompt(ctx context.Context, instruction string) (*provider.Request
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := history.Options{Instruction: instruction, EchoCap: r.loop.echoCap()}
+	opts := history.Options{Instruction: instruction, EchoCap: r.loop.echoCap(), Continuation: history.Continuation{
+		Envelope: r.envelope, SystemPromptHash: r.systemHash, ToolsetHash: r.toolset, Disabled: r.cursorLost,
+	}}
 	if len(sel.Dropped) > 0 {
 		opts.Summary = r.summarize(ctx, sel.Dropped)
 	}
@@ -95,7 +98,7 @@ func (r *run) diagnose(step int, proj *history.Projection, t provider.Target) {
 		return
 	}
 	r.emit(wire.EventHistorySelected, step, 0, Payload{
-		"provider": token(t.Provider), "model": token(t.Model), "native": d.Native,
+		"provider": token(t.Provider), "model": token(t.Model), "native": d.Native, "cursor": d.Cursor,
 		"selected_units": d.Selected, "dropped_units": d.Dropped, "summary": d.Summary,
 	})
 	if d.Placeholders > 0 {
@@ -107,9 +110,64 @@ func (r *run) diagnose(step int, proj *history.Projection, t provider.Target) {
 	for reason, turns := range d.Unsafe {
 		r.emit(wire.EventHistorySkipped, step, 0, Payload{"reason": reason, "turns": turns})
 	}
+	if d.Degraded != "" {
+		r.emit(wire.EventContinuationDegraded, step, 0, Payload{"reason": d.Degraded, "provider": token(t.Provider), "model": token(t.Model)})
+	}
 	if d.Native && d.NativePairs > 0 {
 		r.emit(wire.EventHistorySerialized, step, 0, Payload{
 			"native_pairs": d.NativePairs, "flat_groups": d.FlatGroups, "echoes": d.Echoes, "messages": d.Messages,
 		})
+	}
+}
+
+// EnvelopeKey is the worker-only state key of a session's continuation
+// envelope.
+func EnvelopeKey(session string) string { return session + ".continuation" }
+
+// loadEnvelope reads the session's envelope; a missing or invalid one is
+// no state (start_replay).
+func (r *run) loadEnvelope(ctx context.Context) *continuation.Envelope {
+	if r.loop.State == nil {
+		return nil
+	}
+	b, ok, err := r.loop.State.Get(ctx, EnvelopeKey(r.req.SessionID))
+	if err != nil || !ok {
+		return nil
+	}
+	e, err := continuation.Parse(b)
+	if err != nil {
+		r.log.Warn().Err(err).Msg("ignoring an unreadable continuation envelope")
+		return nil
+	}
+	return e
+}
+
+// saveEnvelope records, at turn completion, where the next turn may
+// continue from; an envelope not worth keeping clears the old one, so a
+// stale cursor of another provider is never reused.
+func (r *run) saveEnvelope(ctx context.Context) {
+	if r.loop.State == nil || r.served == nil {
+		return
+	}
+	res := r.served
+	c := continuation.Completion{
+		Provider: res.Target.Provider, API: res.API, Model: res.Target.Model,
+		SystemPromptHash: r.systemHash, ToolsetHash: r.toolset, Cursor: res.Response.ResponseID,
+		ContextLimit: res.Model.ContextTokens,
+	}
+	if u := res.Response.Usage; u != nil {
+		in := u.InputTokens + u.CachedInputTokens
+		c.InputTokens = &in
+	}
+	e := continuation.NewEnvelope(c, r.loop.now())
+	if !continuation.DecidePersistence(e) {
+		e = nil
+	}
+	b, err := continuation.Serialize(e)
+	if err == nil {
+		err = r.loop.State.Put(ctx, EnvelopeKey(r.req.SessionID), b)
+	}
+	if err != nil {
+		r.log.Warn().Err(err).Msg("continuation envelope not saved")
 	}
 }

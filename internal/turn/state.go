@@ -71,6 +71,7 @@ func (r *run) record(ctx context.Context, step int, res *provider.Result, calls 
 	for i, c := range calls {
 		st.Calls = append(st.Calls, history.CallIDs{ID: c.ID, ProviderID: resp.ToolCalls[i].ProviderID})
 	}
+	r.served = res
 	if r.storesEcho(res, calls) {
 		st.Echo = &history.Echo{Field: "reasoning_content", Value: resp.Reasoning}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -145,6 +146,9 @@ func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *
 			return nil, r.interrupted(ctx, err), true
 		}
 		f := provider.AsFailure(err)
+		if f.Class == provider.ClassCursorLost && !r.cursorLost {
+			return r.cursorLoss(ctx, step, chain, obs, instruction, res)
+		}
 		p := Payload{"class": string(f.Class), "attempts": len(res.Attempts)}
 		if f.Status != 0 {
 			p["http_status"] = f.Status
@@ -209,4 +213,25 @@ func (r *run) say(ctx context.Context, step int, text, status, reason string, p 
 		return r.finish(ctx, status, reason, history.StateOf(r.msgs, r.req.TurnID))
 	}
 	return r.fail(ctx, reason, step, p)
+}
+
+// cursorLoss handles a provider that no longer has the response the request
+// continued: without tool results waiting on it the step replays the full
+// history at once; with them the turn fails and is not retried (their calls
+// belong to a response the provider lost).
+func (r *run) cursorLoss(ctx context.Context, step int, chain []provider.Target, obs *stepObserver, instruction string, res *provider.Result) (*provider.Result, Outcome, bool) {
+	st := history.StateOf(r.msgs, r.req.TurnID)
+	pending := st.Last != nil && len(st.Last.ToolCalls) > 0 && len(st.Pending()) == 0
+	loss := continuation.OnCursorLoss(pending)
+	p := Payload{"reason": string(loss.Reason)}
+	if len(res.Attempts) > 0 {
+		last := res.Attempts[len(res.Attempts)-1].Target
+		p["provider"], p["model"] = token(last.Provider), token(last.Model)
+	}
+	r.emit(wire.EventContinuationDegraded, step, 0, p)
+	if loss.Fail {
+		return nil, r.fail(ctx, loss.FailReason, step, Payload{"class": string(provider.ClassCursorLost)}), true
+	}
+	r.cursorLost = true // replay from now on
+	return r.call(ctx, step, chain, obs, instruction)
 }

@@ -48,7 +48,7 @@ func newAdapter(p config.Provider, key string, hc *http.Client) (provider.Adapte
 	case config.APIResponses:
 		return responses.New(responses.Options{
 			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
-			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(), Stream: p.Streams(),
+			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(), Stream: p.Streams(), Store: p.Store,
 		})
 	case config.APIDeepSeekChat:
 		return deepseek.New(deepseek.Options{
@@ -73,7 +73,8 @@ func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, rou
 			return nil, routeTable{}, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
 		caps := capabilities(provider.DefaultCapabilities(string(p.API)), p.Capabilities)
-		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps, CallIDFormat: p.ToolCallIDFormat}
+		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps, CallIDFormat: p.ToolCallIDFormat,
+			DurableCursor: p.Store && caps.StatefulContinuation}
 		for _, m := range cfg.Models {
 			if m.Provider != p.Name {
 				continue

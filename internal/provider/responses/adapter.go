@@ -38,12 +38,17 @@ type Options struct {
 	// Stream asks for a server-sent event stream; false asks for one JSON
 	// response. Default false.
 	Stream bool
+	// Store asks the provider to keep each response, so the next request
+	// can continue it by id (the durable cursor). Default false: nothing is
+	// kept provider-side and every request replays history.
+	Store bool
 }
 
 // Adapter speaks the Responses API.
 type Adapter struct {
 	wire   *openaiwire.Client
 	stream bool
+	store  bool
 }
 
 // New builds an adapter. The openai-go client reads nothing from the
@@ -66,7 +71,7 @@ func New(o Options) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("responses: %w", err)
 	}
-	return &Adapter{wire: c, stream: o.Stream}, nil
+	return &Adapter{wire: c, stream: o.Stream, store: o.Store}, nil
 }
 
 // Stream sends body and translates the answer: an event stream, or one JSON

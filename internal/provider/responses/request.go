@@ -19,6 +19,8 @@ type requestBody struct {
 	Tools        []toolDef `json:"tools,omitempty"`
 	Stream       bool      `json:"stream"`
 	Store        bool      `json:"store"`
+	// PreviousResponseID continues a stored response (durable cursor).
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
 }
 
 // messageItem is a role-based input item.
@@ -65,7 +67,8 @@ type toolDef struct {
 // assistant's function_call items, and tool results as
 // function_call_output items (an assistant message with neither text nor
 // calls sends nothing); function tools, not strict. The request is
-// stateless (store false) and streams when the adapter does.
+// stateless (store false) unless the adapter stores responses, streams
+// when the adapter does, and continues req.PreviousResponseID when set.
 //
 // Replayed reasoning (Message.Reasoning) is not sent: the Responses API
 // replays reasoning as reasoning items with their encrypted_content, which
@@ -76,6 +79,9 @@ func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, 
 		Instructions: req.System,
 		Input:        make([]any, 0, len(req.Messages)),
 		Stream:       a.stream,
+		Store:        a.store,
+		// A cursor names a response the provider stored.
+		PreviousResponseID: req.PreviousResponseID,
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
