@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/turnstream/turnstream/internal/redact"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -30,6 +31,9 @@ type Block struct {
 	// argsObject holds arguments a provider sent as a JSON object rather
 	// than a string; it is the whole argument text.
 	argsObject []byte
+	// redactor keeps credentials out of the argument deltas; the block
+	// itself keeps the faithful text the tool runs with.
+	redactor *redact.Stream
 }
 
 // Text returns the block's text, reasoning or tool-call arguments so far.
@@ -136,7 +140,10 @@ func (a *Assembler) ToolArgs(index int, fragment string) {
 		return
 	}
 	b.text.WriteString(fragment)
-	a.toolDelta(index).Arguments += fragment
+	if b.redactor == nil {
+		b.redactor = redact.NewStream()
+	}
+	a.toolDelta(index).Arguments += b.redactor.Write(fragment)
 }
 
 // ToolArgsObject sets the whole arguments of the tool-call block at index
@@ -151,7 +158,8 @@ func (a *Assembler) ToolArgsObject(index int, raw []byte) {
 		return
 	}
 	b.argsObject = append([]byte(nil), raw...)
-	a.toolDelta(index).Arguments += string(raw)
+	safe, _ := redact.RedactJSON(string(raw))
+	a.toolDelta(index).Arguments += safe
 }
 
 // End closes the block at index. The first end is authoritative.
@@ -162,7 +170,11 @@ func (a *Assembler) End(index int) {
 	}
 	b.Ended = true
 	if b.Kind == KindToolCall {
-		a.toolDelta(index).End = true
+		d := a.toolDelta(index)
+		if b.redactor != nil {
+			d.Arguments += b.redactor.Close() // what was held back, redacted
+		}
+		d.End = true
 	}
 }
 

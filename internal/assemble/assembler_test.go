@@ -2,6 +2,7 @@ package assemble_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/assemble"
@@ -400,9 +401,11 @@ func TestAssemblerTakeDeltaPerFrame(t *testing.T) {
 		want *wire.Delta
 	}{
 		{[]op{call(0, "c1", "f")}, &wire.Delta{ToolCalls: []wire.ToolCallDelta{{Index: 0, Start: true, Name: "f"}}}},
-		{[]op{call(0, "c1", "f"), args(0, `{"a":`)}, &wire.Delta{ToolCalls: []wire.ToolCallDelta{{Index: 0, Arguments: `{"a":`}}}},
+		// Argument deltas hold back each member until it is complete, so a
+		// credential never leaves in pieces (internal/redact.Stream).
+		{[]op{call(0, "c1", "f"), args(0, `{"a":`)}, &wire.Delta{ToolCalls: []wire.ToolCallDelta{{Index: 0, Arguments: `{`}}}},
 		{[]op{call(0, "", ""), args(0, `1}`), finish("tool_calls")}, &wire.Delta{
-			ToolCalls: []wire.ToolCallDelta{{Index: 0, Arguments: `1}`}},
+			ToolCalls: []wire.ToolCallDelta{{Index: 0, Arguments: `"a":1}`}},
 		}},
 		{[]op{usage(5, 6)}, nil},
 		{[]op{terminal()}, &wire.Delta{
@@ -419,6 +422,33 @@ func TestAssemblerTakeDeltaPerFrame(t *testing.T) {
 		if got := a.TakeDelta(); !reflect.DeepEqual(got, f.want) {
 			t.Errorf("frame %d: TakeDelta() = %+v; want %+v", i, got, f.want)
 		}
+	}
+}
+
+func TestToolArgDeltasNeverCarryCredentials(t *testing.T) {
+	a := assemble.New()
+	a.ToolCall(0, "c1", "http_get")
+	secret := "sk-proj-Abc123Def456Ghi789Jkl012Mno345"
+	var deltas strings.Builder
+	for _, frag := range []string{`{"headers":{"Authorization":"Bearer sk-pr`, `oj-Abc123Def456Ghi`, `789Jkl012Mno345"},"url":"https://x.example"}`} {
+		a.ToolArgs(0, frag)
+		if d := a.TakeDelta(); d != nil {
+			for _, tc := range d.ToolCalls {
+				deltas.WriteString(tc.Arguments)
+			}
+		}
+	}
+	a.Terminal()
+	if d := a.TakeDelta(); d != nil {
+		for _, tc := range d.ToolCalls {
+			deltas.WriteString(tc.Arguments)
+		}
+	}
+	if strings.Contains(deltas.String(), "Abc123Def456") || !strings.Contains(deltas.String(), "[REDACTED]") {
+		t.Errorf("argument deltas = %q; want the credential redacted", deltas.String())
+	}
+	if got := a.Response().ToolCalls[0].Arguments; !strings.Contains(got, secret) {
+		t.Errorf("finalized arguments = %q; want the faithful text the tool runs with", got)
 	}
 }
 

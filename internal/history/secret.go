@@ -1,8 +1,7 @@
 package history
 
-import "regexp"
+import "github.com/turnstream/turnstream/internal/redact"
 
-// credential is a stand-in until internal/redact lands.
-var credential = regexp.MustCompile(`sk-[A-Za-z0-9_-]{16,}|Bearer [A-Za-z0-9._~+/=-]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY-----`)
-
-func containsSecret(s string) bool { return credential.MatchString(s) }
+// containsSecret reports credential material in stored arguments (a turn
+// stored before redaction, or a rule added since).
+func containsSecret(s string) bool { return redact.Contains(s) }
