@@ -146,6 +146,7 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 		msgs:     append([]wire.Message(nil), in.Log...),
 		stored:   append([]time.Time(nil), in.Stored...),
 		taken:    map[string]bool{},
+		faithful: map[string]string{},
 		budgets:  Resolve(l.Budgets, req.Budgets),
 		tools:    make(map[string]wire.Tool, len(req.Tools)),
 		started:  l.now(),

@@ -3,6 +3,8 @@ package worker_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
@@ -153,4 +156,122 @@ func TestCanaries(t *testing.T) {
 			t.Errorf("the session log lacks %s where it belongs", c)
 		}
 	}
+}
+
+// TestReplayCanaries: a credential in tool arguments and a reasoning marker
+// appear in no event, log line, public message, chunk delta or compression
+// input, while the tool still runs with the faithful arguments.
+func TestReplayCanaries(t *testing.T) {
+	const (
+		secret = "sk-proj-CANARYsecret1234567890abcdEFGH"
+		marker = "MARKER-REASONING-7c1d"
+	)
+	var mu sync.Mutex
+	var summaryInputs [][]byte
+	script := mockllm.ScriptFunc(func(req *mockllm.Request) *mockllm.Response {
+		last := req.LastMessage()
+		switch {
+		case strings.Contains(last.Text(), "Summarize the conversation above"):
+			mu.Lock()
+			summaryInputs = append(summaryInputs, req.Body)
+			mu.Unlock()
+			return mockllm.NewStream("m").Text("Earlier, a status page was fetched.").Finish("stop").Response()
+		case last.Role == "tool":
+			return mockllm.NewStream("m").Reasoning("reasoning_content", marker+" ").Text("Fetched.").Finish("stop").Response()
+		case len(req.Tools) > 0 && strings.Contains(last.Text(), "status page"):
+			args := `{"url":"https://api.example.com/status","headers":{"Authorization":"Bearer ` + secret + `"}}`
+			return mockllm.NewStream("m").Reasoning("reasoning_content", "I will call it, "+marker+". ").
+				ToolCalls(5, mockllm.Call{ID: "call_1", Name: "http_get", Arguments: args}).Finish("tool_calls").Response()
+		}
+		return mockllm.NewStream("m").Text(strings.Repeat("A long answer that fills the context window. ", 12)).Finish("stop").Response()
+	})
+	e := newEnv(t, script)
+	e.cfg.Models[0].ContextTokens = 400
+	e.cfg.Routes = append(e.cfg.Routes, config.Route{Name: "summarize", Targets: e.cfg.Routes[0].Targets})
+	e.cfg.History.SummaryRoute = "summarize"
+	var logs syncBuffer
+	log := zerolog.New(&logs).Level(zerolog.DebugLevel)
+	w, err := worker.New(ctxFor(t), worker.Options{Conn: e.srv.Connect(), Config: e.cfg, Log: log, HTTPClient: e.http.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	var toolGot string
+	tjs, err := jetstream.New(e.srv.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolCtx, stopTools := context.WithCancel(context.Background())
+	toolsDone := make(chan struct{})
+	go func() {
+		defer close(toolsDone)
+		_ = toolworker.Serve(toolCtx, tjs, map[string]toolworker.Handler{"http_get": func(_ context.Context, c wire.ToolCall) (toolworker.Result, error) {
+			mu.Lock()
+			toolGot = c.Arguments
+			mu.Unlock()
+			return toolworker.Result{Content: "status: green"}, nil
+		}}, toolworker.WithLogger(log))
+	}()
+	t.Cleanup(func() { stopTools(); <-toolsDone })
+
+	httpGet := wire.Tool{Name: "http_get", Parameters: map[string]any{"type": "object", "properties": map[string]any{
+		"url": map[string]any{"type": "string"}, "headers": map[string]any{"type": "object"}}}}
+	c := e.client()
+	prompts := []string{"Fetch the status page with my key.", "Tell me more.", "And more.", "And even more."}
+	for i, p := range prompts {
+		ctx := ctxFor(t)
+		turn, err := c.Submit(ctx, wire.TurnRequest{SessionID: "rc", TurnID: fmt.Sprintf("t%d", i+1),
+			Input: []wire.InputMessage{{Role: wire.RoleUser, Content: p}}, Tools: []wire.Tool{httpGet}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := turn.Wait(ctx); err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+			t.Fatalf("turn %d: %+v, %v", i+1, res.Terminal, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(toolGot, secret) {
+		t.Errorf("the tool got %q; want the faithful arguments", toolGot)
+	}
+	if len(summaryInputs) == 0 {
+		t.Fatal("no summarization request: the first turn was never compressed")
+	}
+	leaks := func(where string, data []byte) {
+		t.Helper()
+		for _, c := range []string{secret, marker} {
+			if bytes.Contains(data, []byte(c)) {
+				t.Errorf("%s carries %q", where, c)
+			}
+		}
+	}
+	for _, in := range summaryInputs {
+		leaks("the compression input", in)
+	}
+	leaks("a log line", []byte(logs.String()))
+	_, events := records[wire.SessionEvent](t, e.js, wire.StreamEvents, "turn.event.rc")
+	for _, m := range events {
+		leaks("an event", m.Data())
+	}
+	messages, msgs := records[wire.Message](t, e.js, wire.StreamMessages, "turn.message.rc")
+	for _, m := range msgs {
+		leaks("a public message", m.Data())
+	}
+	if calls := messages[1].ToolCalls; len(calls) != 1 || !calls[0].ArgumentsRedacted || !strings.Contains(calls[0].Arguments, "[REDACTED]") {
+		t.Errorf("stored call = %+v; want its arguments redacted and marked", calls)
+	}
+	for i := range prompts {
+		chunks, _ := records[wire.Chunk](t, e.js, wire.StreamChunks, fmt.Sprintf("turn.chunk.rc.t%d", i+1))
+		for _, ch := range chunks {
+			if ch.Delta == nil {
+				continue
+			}
+			b, _ := json.Marshal(ch.Delta)
+			leaks("a chunk delta", b)
+		}
+	}
+	conforms(t, e.js, "rc", "t1")
 }
