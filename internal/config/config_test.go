@@ -533,3 +533,27 @@ routes: [{name: default, targets: [{provider: openai, model: m}]}]
 		t.Errorf("Parse(chat with stream false) = %v; want an error", err)
 	}
 }
+
+// TestREADMEConfig keeps the README's full config example true to the code:
+// every YAML block of README.md that holds a whole config must parse.
+func TestREADMEConfig(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(b), "```yaml\n")
+	n := 0
+	for _, blk := range blocks[1:] {
+		text, _, _ := strings.Cut(blk, "```")
+		if !strings.Contains(text, "routes:") {
+			continue // a fragment, not a whole config
+		}
+		n++
+		if _, err := Parse([]byte(text)); err != nil {
+			t.Errorf("README config example does not parse: %v\n%s", err, text)
+		}
+	}
+	if n == 0 {
+		t.Fatal("README.md has no whole config example")
+	}
+}
