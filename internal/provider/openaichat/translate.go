@@ -1,12 +1,11 @@
 package openaichat
 
 import (
-	"bytes"
 	"encoding/json"
-	"strings"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -102,11 +101,11 @@ func (t *Translator) Frame(data []byte) error {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return provider.Fail(provider.ClassMalformed, "chunk is not valid JSON", err)
 	}
-	if isPresent(c.Error) {
+	if openaiwire.Present(c.Error) {
 		return inBandFailure(c.Error)
 	}
 	if c.Object == "error" {
-		return provider.Fail(provider.ClassifyInBand(rawCode(c.Code), "", c.Message), "provider error event", nil)
+		return provider.Fail(provider.ClassifyInBand(openaiwire.Code(c.Code), "", c.Message), "provider error event", nil)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -116,14 +115,14 @@ func (t *Translator) Frame(data []byte) error {
 		if ch.Delta != nil {
 			t.delta(ch.Delta)
 		}
-		if isPresent(ch.Usage) {
+		if openaiwire.Present(ch.Usage) {
 			t.usage(ch.Usage)
 		}
-		if s, ok := rawString(ch.FinishReason); ok && s != "" {
+		if s, ok := openaiwire.String(ch.FinishReason); ok && s != "" {
 			t.Asm.Finish(s)
 		}
 	}
-	if isPresent(c.Usage) {
+	if openaiwire.Present(c.Usage) {
 		t.usage(c.Usage)
 	}
 	return nil
@@ -148,9 +147,9 @@ func (t *Translator) delta(d *delta) {
 			}
 		}
 	}
-	if s, ok := rawString(d.Content); ok {
+	if s, ok := openaiwire.String(d.Content); ok {
 		t.addContent(s)
-	} else if isPresent(d.Content) && d.Content[0] == '[' {
+	} else if openaiwire.Present(d.Content) && d.Content[0] == '[' {
 		// Content parts: keep the text parts.
 		var parts []struct {
 			Type string `json:"type"`
@@ -233,9 +232,9 @@ func (t *Translator) toolFragment(f *toolFragment) {
 	}
 	t.Asm.ToolCall(s.block, id, name)
 	args := f.Function.Arguments
-	if str, ok := rawString(args); ok {
+	if str, ok := openaiwire.String(args); ok {
 		t.Asm.ToolArgs(s.block, str)
-	} else if isPresent(args) {
+	} else if openaiwire.Present(args) {
 		t.Asm.ToolArgsObject(s.block, args)
 	}
 }
@@ -252,10 +251,10 @@ func (t *Translator) startsNewCall(s *slot, id string, args json.RawMessage) boo
 		return false
 	}
 	text := t.Asm.Block(s.block).Text()
-	if str, ok := rawString(args); ok {
+	if str, ok := openaiwire.String(args); ok {
 		return str != "" && text != "" && json.Valid([]byte(text))
 	}
-	return isPresent(args) && text != "" && json.Valid([]byte(text))
+	return openaiwire.Present(args) && text != "" && json.Valid([]byte(text))
 }
 
 func (t *Translator) lastSlot(match func(*slot) bool) *slot {
@@ -301,40 +300,14 @@ func (t *Translator) usage(raw json.RawMessage) {
 
 func inBandFailure(raw json.RawMessage) *provider.Failure {
 	var e errorJSON
-	if s, ok := rawString(raw); ok {
+	if s, ok := openaiwire.String(raw); ok {
 		e.Message = s
 	} else {
 		_ = json.Unmarshal(raw, &e) // an unreadable error object is still an error
 	}
-	f := provider.Fail(provider.ClassifyInBand(rawCode(e.Code), e.Type, e.Message), "provider error in stream", nil)
+	f := provider.Fail(provider.ClassifyInBand(openaiwire.Code(e.Code), e.Type, e.Message), "provider error in stream", nil)
 	f.RetryAfter = provider.RetryHint(nil, e.Message, timeNow())
 	return f
-}
-
-func isPresent(raw json.RawMessage) bool {
-	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
-}
-
-func rawString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// rawCode renders an error code that may be a string, a number or null.
-func rawCode(raw json.RawMessage) string {
-	if s, ok := rawString(raw); ok {
-		return s
-	}
-	if isPresent(raw) {
-		return strings.TrimSpace(string(raw))
-	}
-	return ""
 }
 
 func deref(s *string) string {

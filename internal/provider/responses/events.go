@@ -3,7 +3,6 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 )
 
 // The tolerant shapes of what the Responses API sends. Fields whose type
@@ -91,34 +90,6 @@ const (
 	itemFunctionCall = "function_call"
 	itemReasoning    = "reasoning"
 )
-
-func isPresent(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
-}
-
-func rawString(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// rawCode renders an error code that may be a string, a number or null.
-func rawCode(raw json.RawMessage) string {
-	if s, ok := rawString(raw); ok {
-		return s
-	}
-	if isPresent(raw) {
-		return strings.TrimSpace(string(raw))
-	}
-	return ""
-}
 
 // sameJSON reports whether a and b are the same text, or the same JSON text
 // but for insignificant whitespace.

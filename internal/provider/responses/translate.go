@@ -8,6 +8,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -73,7 +74,7 @@ func (t *Translator) Event(name string, data []byte) error {
 	if err := json.Unmarshal(data, &env); err != nil {
 		return provider.Fail(provider.ClassMalformed, "event is not valid JSON", err)
 	}
-	typ, _ := rawString(env.Type)
+	typ, _ := openaiwire.String(env.Type)
 	if typ == "" {
 		typ = name
 	}
@@ -98,7 +99,7 @@ func (t *Translator) Event(name string, data []byte) error {
 	switch typ {
 	case "error":
 		e := errorBody{Code: ev.Code, Message: ev.Message}
-		if isPresent(ev.Error) {
+		if openaiwire.Present(ev.Error) {
 			e = readError(ev.Error)
 		}
 		return inBandFailure(e, "provider error event")
@@ -159,7 +160,7 @@ func (t *Translator) Body(data []byte) error {
 		return provider.Fail(provider.ClassMalformed, "response is not a JSON object", err)
 	}
 	switch {
-	case r.Status == "" && isPresent(r.Error):
+	case r.Status == "" && openaiwire.Present(r.Error):
 		return inBandFailure(readError(r.Error), "provider error in response")
 	case r.Status == "":
 		return provider.Fail(provider.ClassMalformed, "response has no status", nil)
@@ -179,7 +180,7 @@ func (t *Translator) terminal(kind string, r *response) error {
 	t.Asm.ResponseID(r.ID)
 	if status == "failed" {
 		e := readError(r.Error)
-		if e.Message == "" && rawCode(e.Code) == "" {
+		if e.Message == "" && openaiwire.Code(e.Code) == "" {
 			return provider.Fail(provider.ClassServer, "response failed", nil)
 		}
 		return inBandFailure(e, "response failed")
@@ -292,7 +293,7 @@ func readItem(raw json.RawMessage) (it item, ok bool, err error) {
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return it, false, provider.Fail(provider.ClassMalformed, "output item is not a JSON object", err)
 	}
-	switch typ, _ := rawString(head.Type); typ {
+	switch typ, _ := openaiwire.String(head.Type); typ {
 	case itemMessage, itemFunctionCall, itemReasoning:
 	default:
 		return it, false, nil
@@ -375,10 +376,10 @@ func (t *Translator) settleArgs(s *slot, raw json.RawMessage) error {
 	if b := t.Asm.Block(s.block); b == nil || b.Ended {
 		return nil
 	}
-	full, isString := rawString(raw)
+	full, isString := openaiwire.String(raw)
 	raw = bytes.TrimSpace(raw)
 	if !isString {
-		if !isPresent(raw) || raw[0] != '{' && raw[0] != '[' {
+		if !openaiwire.Present(raw) || raw[0] != '{' && raw[0] != '[' {
 			return nil // absent or null: nothing to settle
 		}
 		full = string(raw)
@@ -416,7 +417,7 @@ func (t *Translator) summaryPart(s *slot, index int) {
 // ones, which are split off into a disjoint bucket.
 func (t *Translator) usage(raw json.RawMessage) {
 	var u usageBody
-	if !isPresent(raw) || json.Unmarshal(raw, &u) != nil {
+	if !openaiwire.Present(raw) || json.Unmarshal(raw, &u) != nil {
 		return
 	}
 	var cached, reasoning int64
@@ -438,7 +439,7 @@ func (t *Translator) usage(raw json.RawMessage) {
 
 func readError(raw json.RawMessage) errorBody {
 	var e errorBody
-	if s, ok := rawString(raw); ok {
+	if s, ok := openaiwire.String(raw); ok {
 		e.Message = s
 	} else {
 		_ = json.Unmarshal(raw, &e) // an unreadable error is still an error
@@ -449,7 +450,7 @@ func readError(raw json.RawMessage) errorBody {
 // inBandFailure classifies an error the provider sent with a 2xx status,
 // keeping its "try again in 1.2s" hint.
 func inBandFailure(e errorBody, reason string) *provider.Failure {
-	f := provider.Fail(provider.ClassifyInBand(rawCode(e.Code), e.Type, e.Message), reason, nil)
+	f := provider.Fail(provider.ClassifyInBand(openaiwire.Code(e.Code), e.Type, e.Message), reason, nil)
 	f.RetryAfter = provider.RetryHint(nil, e.Message, timeNow())
 	return f
 }
