@@ -41,7 +41,8 @@ type Topology struct {
 	// AckWait is how long a worker may hold a turn without a heartbeat
 	// before it is redelivered. Default 30s.
 	AckWait time.Duration
-	// MaxDeliver caps deliveries of one turn request. Default 10.
+	// MaxDeliver caps deliveries of one turn request. Default 10; -1 for
+	// no cap (workers then count deliveries themselves).
 	MaxDeliver int
 }
 
@@ -67,7 +68,7 @@ func (t Topology) withDefaults() Topology {
 	if t.AckWait <= 0 {
 		t.AckWait = 30 * time.Second
 	}
-	if t.MaxDeliver <= 0 {
+	if t.MaxDeliver == 0 {
 		t.MaxDeliver = 10
 	}
 	return t

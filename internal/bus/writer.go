@@ -43,7 +43,8 @@ func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter
 		msgSub:   b.subjects.Message(session),
 	}
 	if log != nil {
-		w.logSeq, w.logLen = log.LastStreamSeq, uint64(len(log.Messages))
+		// Positions count undecodable records too: they hold positions.
+		w.logSeq, w.logLen = log.LastStreamSeq, uint64(len(log.Messages)+log.Skipped)
 	}
 	return w
 }
@@ -135,6 +136,13 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 			return fmt.Errorf("%w: session %s at position %d", ErrFenced, w.session, m.Seq)
 		}
 		return fmt.Errorf("bus: append to session log: %w", err)
+	}
+	if ack.Duplicate {
+		// The position was already written (a replicated stream checks
+		// message ids before the expected sequence): by another writer, or
+		// by this one before a lost reply. Either way this writer's view is
+		// stale; it stops, and a redelivery resumes from the log.
+		return fmt.Errorf("%w: session %s position %d already written", ErrFenced, w.session, m.Seq)
 	}
 	w.logSeq, w.logLen = ack.Sequence, m.Seq
 	return nil

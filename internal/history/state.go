@@ -82,7 +82,7 @@ func StateOf(log []wire.Message, turn string) TurnState {
 	for i := s.Start; i < len(log); i++ {
 		m := &log[i]
 		switch {
-		case m.Step == 0:
+		case m.Step == 0 && (m.Role == wire.RoleUser || m.Role == wire.RoleSystem):
 			s.Inputs++
 		case m.Role == wire.RoleAssistant:
 			if !m.Synthesized {

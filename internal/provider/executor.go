@@ -216,7 +216,13 @@ func (e *Executor) Dispatch(ctx context.Context, pc *PreparedCall, attempt *int,
 		took := clock.Now().Sub(start)
 		if err == nil {
 			res.Attempts = append(res.Attempts, Attempt{Number: n, Target: target, Duration: took})
-			obs.Event(Event{Kind: EventFinish, Attempt: n, Target: target, Duration: took, Marker: wire.MarkerCompleted, FinishReason: resp.FinishReason, Usage: resp.Usage})
+			ev := Event{Kind: EventFinish, Attempt: n, Target: target, Duration: took, Marker: wire.MarkerCompleted, FinishReason: resp.FinishReason, Usage: resp.Usage}
+			if resp.FinishReason == wire.FinishIncomplete {
+				// It does not count unless nothing better comes: its chunks
+				// end as failed, so a UI drops its text.
+				ev.Marker, ev.Failure = wire.MarkerFailed, Fail(ClassIncomplete, "incomplete response", nil)
+			}
+			obs.Event(ev)
 			return resp, nil
 		}
 		var relay *relayError

@@ -76,7 +76,7 @@ func TestExecutorFallback(t *testing.T) {
 			a:    []outcome{incomplete("partial a")}, b: []outcome{done("from b")},
 			wantText: "from b", wantFrom: targetB,
 			wantTrace: []string{
-				"request 1 pa/ma", "finish 1 pa/ma completed incomplete", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
+				"request 1 pa/ma", "finish 1 pa/ma failed INCOMPLETE_RESPONSE", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
 				"request 2 pb/mb", "finish 2 pb/mb completed stop",
 			},
 		},
@@ -86,7 +86,7 @@ func TestExecutorFallback(t *testing.T) {
 			wantText: "partial b", wantFrom: targetB, wantClass: provider.ClassIncomplete,
 			wantTrace: []string{
 				"request 1 pa/ma", "finish 1 pa/ma failed AUTH", "fallback 1 pa/ma -> pb/mb AUTH",
-				"request 2 pb/mb", "finish 2 pb/mb completed incomplete",
+				"request 2 pb/mb", "finish 2 pb/mb failed INCOMPLETE_RESPONSE",
 			},
 		},
 		{
@@ -94,7 +94,7 @@ func TestExecutorFallback(t *testing.T) {
 			a:    []outcome{incomplete("partial a")}, b: []outcome{failed(provider.ClassAuth)},
 			wantText: "partial a", wantFrom: targetA, wantClass: provider.ClassIncomplete,
 			wantTrace: []string{
-				"request 1 pa/ma", "finish 1 pa/ma completed incomplete", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
+				"request 1 pa/ma", "finish 1 pa/ma failed INCOMPLETE_RESPONSE", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
 				"request 2 pb/mb", "finish 2 pb/mb failed AUTH",
 			},
 		},
@@ -103,8 +103,8 @@ func TestExecutorFallback(t *testing.T) {
 			a:    []outcome{incomplete("partial a")}, b: []outcome{incomplete("partial b")},
 			wantText: "partial b", wantFrom: targetB, wantClass: provider.ClassIncomplete,
 			wantTrace: []string{
-				"request 1 pa/ma", "finish 1 pa/ma completed incomplete", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
-				"request 2 pb/mb", "finish 2 pb/mb completed incomplete",
+				"request 1 pa/ma", "finish 1 pa/ma failed INCOMPLETE_RESPONSE", "fallback 1 pa/ma -> pb/mb INCOMPLETE_RESPONSE",
+				"request 2 pb/mb", "finish 2 pb/mb failed INCOMPLETE_RESPONSE",
 			},
 		},
 	}

@@ -183,10 +183,11 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	defer cancel()
 	out := r.drive(ctx, st.Inputs)
 	if out.Err != nil {
-		if err := r.w.Flush(context.WithoutCancel(ctx)); err != nil {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := r.w.Flush(fctx); err != nil {
 			r.log.Warn().Err(err).Msg("flush after failed delivery")
 		}
-		return out
 	}
 	return out
 }
@@ -230,7 +231,12 @@ func (r *run) drive(ctx context.Context, inputs int) Outcome {
 // append persists a message of this turn to the session log.
 func (r *run) append(ctx context.Context, m *wire.Message) error {
 	m.SessionID, m.TurnID, m.Time = r.req.SessionID, r.req.TurnID, r.loop.now()
-	if err := r.w.Append(ctx, m); err != nil {
+	// A cancellation must not cut an append short: the record may be stored
+	// while its ack is in flight, and the loop would then act on a log it
+	// does not know. Writes end on their own, bounded.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.w.Append(wctx, m); err != nil {
 		return err
 	}
 	r.msgs = append(r.msgs, *m)
@@ -243,10 +249,17 @@ func (r *run) finish(ctx context.Context, status, reason string, st history.Turn
 	if status == wire.EventTurnCompleted {
 		r.saveEnvelope(ctx)
 	}
+	// Usage of every delivery of the turn: what its messages carry.
+	var usage wire.Usage
+	for _, m := range r.msgs[st.Start:] {
+		if m.Usage != nil {
+			usage.Add(*m.Usage)
+		}
+	}
 	p := Payload{
 		"steps": st.Steps, "tool_calls": st.ToolCalls,
-		"input_tokens": r.usage.InputTokens, "cached_input_tokens": r.usage.CachedInputTokens,
-		"output_tokens": r.usage.OutputTokens, "duration_ms": ms(r.loop.now().Sub(r.started)),
+		"input_tokens": usage.InputTokens, "cached_input_tokens": usage.CachedInputTokens,
+		"output_tokens": usage.OutputTokens, "duration_ms": ms(r.loop.now().Sub(r.started)),
 	}
 	if st.Last != nil && st.Last.FinishReason != "" {
 		p["finish_reason"] = st.Last.FinishReason
@@ -262,7 +275,12 @@ func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Ou
 	// (cancellation, wall clock): it is how the turn ends.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := r.w.Terminal(wctx, r.event(status, 0, 0, p)); err != nil {
+	ev := r.event(status, 0, 0, p)
+	// The end is recorded first: whatever happens after, the turn is over.
+	if err := r.put(wctx, EndKey(r.req.SessionID, r.req.TurnID), EndRecord{V: history.ReplayVersion, Type: status, Payload: p}); err != nil {
+		return Outcome{Err: err}
+	}
+	if err := r.w.Terminal(wctx, ev); err != nil {
 		return Outcome{Err: fmt.Errorf("turn: terminal event: %w", err)}
 	}
 	return Outcome{Status: status, Reason: reason}

@@ -3,7 +3,6 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 
 	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
@@ -56,7 +55,7 @@ func (r *run) toolTokens() int {
 // dropped. Its input is sanitized: history.CompressionInput.
 func (r *run) summarize(ctx context.Context, dropped []history.Unit) string {
 	last := dropped[len(dropped)-1].Msgs
-	key := r.req.SessionID + ".summary." + strconv.FormatUint(last[len(last)-1].Seq, 10)
+	key := summaryKey(r.req.SessionID, last[len(last)-1].Seq)
 	if r.loop.State != nil {
 		if b, ok, err := r.loop.State.Get(ctx, key); err == nil && ok {
 			return string(b)
@@ -119,10 +118,6 @@ func (r *run) diagnose(step int, proj *history.Projection, t provider.Target) {
 		})
 	}
 }
-
-// EnvelopeKey is the worker-only state key of a session's continuation
-// envelope.
-func EnvelopeKey(session string) string { return session + ".continuation" }
 
 // loadEnvelope reads the session's envelope; a missing or invalid one is
 // no state (start_replay).

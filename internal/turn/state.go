@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/history"
@@ -30,6 +32,31 @@ type RequestFacts struct {
 	Messages int `json:"messages"`
 }
 
+// Worker-only keys that are not a step's use a first token turn ids can
+// never have ("=" is not a subject-token character), so they cannot collide
+// with a turn's step keys.
+
+// EndKey is the key of a turn's end record.
+func EndKey(session, turn string) string { return session + "." + turn + ".=end" }
+
+// EnvelopeKey is the key of a session's continuation envelope.
+func EnvelopeKey(session string) string { return session + ".=continuation" }
+
+// summaryKey is the key of a session's cached summary of the history before
+// message seq.
+func summaryKey(session string, seq uint64) string {
+	return session + ".=summary." + strconv.FormatUint(seq, 10)
+}
+
+// EndRecord is written before a turn's terminal event: a redelivery, or a
+// resubmission of the same turn id, finds the turn ended and does not run
+// it again.
+type EndRecord struct {
+	V       int            `json:"v"`
+	Type    string         `json:"type"`
+	Payload map[string]any `json:"payload"`
+}
+
 // RequestKey is the key of a step's request facts.
 func RequestKey(session, turn string, step int) string {
 	return history.StateKey(session, turn, step) + ".request"
@@ -43,7 +70,10 @@ func (r *run) put(ctx context.Context, key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("turn: encode state: %w", err)
 	}
-	if err := r.loop.State.Put(ctx, key, b); err != nil {
+	// Like appends, state writes are not cut short by a cancellation.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := r.loop.State.Put(wctx, key, b); err != nil {
 		return fmt.Errorf("turn: state: %w", err)
 	}
 	return nil

@@ -40,7 +40,7 @@ func (r *run) plan(c wire.Call) (reason, message string) {
 func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire.Call) error {
 	step := st.Steps
 	results := make(map[string]*wire.Message, len(pending))
-	var dispatch []wire.Call
+	var dispatch, awaitOnly []wire.Call
 	for _, c := range pending {
 		if reason, text := r.plan(c); reason != "" {
 			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, Content: text, IsError: true, Synthesized: true}
@@ -48,16 +48,16 @@ func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire
 			continue
 		}
 		if c.ArgumentsRedacted && r.faithful[c.ID] == "" {
-			// A redelivered turn: the faithful arguments were never stored.
-			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, IsError: true, Synthesized: true,
-				Content: "error: this call's arguments held credentials, which are not kept across a restart, so it was not run; call the tool again"}
-			r.emit(wire.EventToolRepaired, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "reason": "redacted_arguments_lost"})
+			// A redelivered turn: the faithful arguments were never stored,
+			// so the call cannot be dispatched again; the earlier delivery
+			// may have, so its result is still awaited, never invented.
+			awaitOnly = append(awaitOnly, c)
 			continue
 		}
 		dispatch = append(dispatch, c)
 	}
-	if len(dispatch) > 0 {
-		if err := r.dispatchAndAwait(ctx, st, dispatch, results); err != nil {
+	if len(dispatch)+len(awaitOnly) > 0 {
+		if err := r.dispatchAndAwait(ctx, st, dispatch, awaitOnly, results); err != nil {
 			return err
 		}
 	}
@@ -69,7 +69,11 @@ func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire
 	return nil
 }
 
-func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls []wire.Call, results map[string]*wire.Message) error {
+// dispatchAndAwait dispatches calls and awaits their results, and those of
+// awaitOnly, calls dispatched by an earlier delivery that cannot be sent
+// again. A call without a result by the deadline gets an explicit,
+// synthesized error result.
+func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls, awaitOnly []wire.Call, results map[string]*wire.Message) error {
 	step := st.Steps
 	since := r.loop.now()
 	if i := r.lastAssistantIndex(); i >= 0 && i < len(r.stored) && r.stored[i].Before(since) {
@@ -103,6 +107,11 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls 
 		sent[c.ID] = r.loop.now()
 		r.emit(wire.EventToolDispatched, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "deadline_ms": ms(timeout)})
 	}
+	for _, c := range awaitOnly {
+		names[c.ID] = c.Name
+		sent[c.ID] = r.loop.now()
+	}
+	calls = append(calls, awaitOnly...)
 
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()

@@ -2,7 +2,9 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -45,9 +47,38 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 	}
 	log = log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger()
 
+	// A cancel may come while the turn waits its turn: register first.
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer w.cancels.add(session, req.TurnID, cancel)()
+
 	hbCtx, stopHeartbeat := context.WithCancel(ctx)
 	defer stopHeartbeat()
 	go w.heartbeat(hbCtx, msg, log)
+
+	// A turn that ended (its end record exists) never runs again: a
+	// redelivery re-publishes its terminal event (deduplicated), a
+	// resubmission of the same turn id is acknowledged silently.
+	if end, ok, err := w.ended(ctx, req); err != nil {
+		log.Warn().Err(err).Msg("cannot read the turn's end record; handing the turn back")
+		w.settle(msg, log, nakLater)
+		return
+	} else if ok {
+		if meta.NumDelivered > 1 {
+			w.republish(ctx, codec, req, end, log)
+		}
+		log.Info().Msg("turn already ended; acknowledging without running it again")
+		w.settle(msg, log, ack)
+		return
+	}
+	if int(meta.NumDelivered) > w.cfg.Worker.MaxDeliver {
+		// Every delivery so far died without ending the turn: end it, so
+		// it neither loops forever nor blocks its session.
+		log.Error().Msg("deliveries exhausted; failing the turn")
+		w.failExhausted(ctx, w.bus.Turn(session, req.TurnID, codec, nil), req, log)
+		w.settle(msg, log, term)
+		return
+	}
 
 	if ok, err := w.awaitTurnOrder(ctx, session, meta.Sequence.Stream); err != nil || !ok {
 		if err != nil {
@@ -83,10 +114,6 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		return
 	}
 
-	turnCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer w.cancels.add(session, req.TurnID, cancel)()
-
 	writer := w.bus.Turn(session, req.TurnID, codec, sessionLog)
 	out := w.loop.Run(turnCtx, turn.Input{
 		Request:     req,
@@ -110,7 +137,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 	case errors.Is(context.Cause(turnCtx), errShutdown):
 		log.Info().Msg("shutting down; handing the turn back to be resumed")
 		w.settle(msg, log, nakSoon)
-	case int(meta.NumDelivered) >= w.topology.WorkerConsumerConfig().MaxDeliver:
+	case int(meta.NumDelivered) >= w.cfg.Worker.MaxDeliver:
 		log.Error().Err(out.Err).Msg("last delivery failed; failing the turn")
 		w.failExhausted(ctx, writer, req, log)
 		w.settle(msg, log, term)
@@ -286,9 +313,39 @@ func (r *results) Stop() { r.f.Stop() }
 func (w *Worker) failExhausted(ctx context.Context, writer *bus.TurnWriter, req *wire.TurnRequest, log zerolog.Logger) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	ev := &wire.SessionEvent{Type: wire.EventTurnFailed, SessionID: req.SessionID, TurnID: req.TurnID, Time: time.Now(),
-		Payload: map[string]any{"reason": "deliveries_exhausted"}}
+	payload := map[string]any{"reason": "deliveries_exhausted"}
+	if b, err := json.Marshal(turn.EndRecord{V: 1, Type: wire.EventTurnFailed, Payload: payload}); err == nil {
+		if err := w.state.Put(wctx, turn.EndKey(req.SessionID, req.TurnID), b); err != nil {
+			log.Error().Err(err).Msg("end record not stored")
+		}
+	}
+	ev := &wire.SessionEvent{Type: wire.EventTurnFailed, SessionID: req.SessionID, TurnID: req.TurnID, Time: time.Now(), Payload: payload}
 	if err := writer.Terminal(wctx, ev); err != nil {
 		log.Error().Err(err).Msg("turn.failed event not stored")
+	}
+}
+
+// ended reads a turn's end record.
+func (w *Worker) ended(ctx context.Context, req *wire.TurnRequest) (*turn.EndRecord, bool, error) {
+	b, ok, err := w.state.Get(ctx, turn.EndKey(req.SessionID, req.TurnID))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	var rec turn.EndRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, false, fmt.Errorf("worker: end record: %w", err)
+	}
+	return &rec, true, nil
+}
+
+// republish writes an ended turn's terminal event again: the delivery that
+// recorded the end may have died before publishing it. Its message id
+// deduplicates it when it was published.
+func (w *Worker) republish(ctx context.Context, codec wire.Codec, req *wire.TurnRequest, end *turn.EndRecord, log zerolog.Logger) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ev := &wire.SessionEvent{Type: end.Type, SessionID: req.SessionID, TurnID: req.TurnID, Time: time.Now(), Payload: end.Payload}
+	if err := w.bus.Turn(req.SessionID, req.TurnID, codec, nil).Terminal(wctx, ev); err != nil {
+		log.Error().Err(err).Msg("terminal event not republished")
 	}
 }

@@ -45,6 +45,7 @@ type Worker struct {
 	subjects wire.Subjects
 	topology bus.Topology
 	bus      *bus.Bus
+	state    *bus.State
 	loop     *turn.Loop
 	cancels  cancels
 	inflight sync.WaitGroup
@@ -56,17 +57,24 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if o.Conn == nil || o.Config == nil {
 		return nil, errors.New("worker: a NATS connection and a config are required")
 	}
-	js, err := jetstream.New(o.Conn)
+	// An ack that never comes (no disconnect, a leader election) must not
+	// hang a flush: it fails after this and the turn is resumed.
+	js, err := jetstream.New(o.Conn, jetstream.WithPublishAsyncTimeout(30*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("worker: jetstream: %w", err)
 	}
 	cfg := o.Config
 	subjects := wire.Subjects{Prefix: cfg.NATS.Prefix}
 	topo := bus.Topology{
-		Subjects:   subjects,
-		Replicas:   cfg.NATS.Replicas,
-		AckWait:    cfg.Worker.AckWait.D(),
-		MaxDeliver: cfg.Worker.MaxDeliver,
+		Subjects: subjects,
+		Replicas: cfg.NATS.Replicas,
+		AckWait:  cfg.Worker.AckWait.D(),
+		// Deliveries are not capped by the server: a request left at its
+		// last delivery would stay in the work queue forever and block its
+		// session. The worker counts them and fails the turn past the limit.
+		MaxDeliver: -1,
+		// A redelivered tool call must still be deduplicated.
+		DuplicateWindow: max(10*time.Minute, 2*(cfg.Worker.ToolTimeout.D()+cfg.Worker.AckWait.D())),
 	}
 	if err := topo.Ensure(ctx, js); err != nil {
 		return nil, err
@@ -85,7 +93,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 	w := &Worker{
 		nc: o.Conn, js: js, cfg: cfg, log: o.Log, limits: o.Limits,
-		subjects: subjects, topology: topo, bus: b,
+		subjects: subjects, topology: topo, bus: b, state: state,
 	}
 	w.loop = &turn.Loop{
 		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock},
