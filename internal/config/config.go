@@ -167,7 +167,9 @@ type Worker struct {
 	// AckWait is how long a turn may go without a heartbeat before another
 	// worker gets it. Default 30s.
 	AckWait Duration `yaml:"ack_wait,omitempty" json:"ack_wait,omitempty"`
-	// MaxDeliver caps deliveries of one turn request. Default 10.
+	// MaxDeliver caps deliveries of one turn request: past it the worker
+	// fails the turn (deliveries_exhausted) instead of running it again.
+	// Default 10.
 	MaxDeliver int `yaml:"max_deliver,omitempty" json:"max_deliver,omitempty"`
 	// ToolTimeout is how long a tool call may take before its result is
 	// synthesized as an error. Default 60s.
