@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/turnstream/turnstream/internal/config"
@@ -62,27 +61,10 @@ func TestCanaries(t *testing.T) {
 	))
 	var logs syncBuffer
 	log := zerolog.New(&logs).Level(zerolog.DebugLevel)
-	w, err := worker.New(ctxFor(t), worker.Options{Conn: e.srv.Connect(), Config: e.cfg, Log: log, HTTPClient: e.http.Client(), Clock: &instantClock{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
-	tjs, err := jetstream.New(e.srv.Connect())
-	if err != nil {
-		t.Fatal(err)
-	}
-	toolCtx, stopTools := context.WithCancel(context.Background())
-	toolsDone := make(chan struct{})
-	go func() {
-		defer close(toolsDone)
-		_ = toolworker.Serve(toolCtx, tjs, map[string]toolworker.Handler{"lookup": func(context.Context, wire.ToolCall) (toolworker.Result, error) {
-			return toolworker.Result{Content: "secret value " + canaryResult}, nil
-		}}, toolworker.WithLogger(log))
-	}()
-	t.Cleanup(func() { stopTools(); <-toolsDone })
+	e.startWorkerWith(func(o *worker.Options) { o.Log, o.Clock = log, &instantClock{} })
+	e.serveTools(map[string]toolworker.Handler{"lookup": func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+		return toolworker.Result{Content: "secret value " + canaryResult}, nil
+	}}, toolworker.WithLogger(log))
 
 	ctx := ctxFor(t)
 	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "canary", TurnID: "t1", System: "Rules: " + canarySystem,
@@ -191,31 +173,14 @@ func TestReplayCanaries(t *testing.T) {
 	e.cfg.History.SummaryRoute = "summarize"
 	var logs syncBuffer
 	log := zerolog.New(&logs).Level(zerolog.DebugLevel)
-	w, err := worker.New(ctxFor(t), worker.Options{Conn: e.srv.Connect(), Config: e.cfg, Log: log, HTTPClient: e.http.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
+	e.startWorkerWith(func(o *worker.Options) { o.Log = log })
 	var toolGot string
-	tjs, err := jetstream.New(e.srv.Connect())
-	if err != nil {
-		t.Fatal(err)
-	}
-	toolCtx, stopTools := context.WithCancel(context.Background())
-	toolsDone := make(chan struct{})
-	go func() {
-		defer close(toolsDone)
-		_ = toolworker.Serve(toolCtx, tjs, map[string]toolworker.Handler{"http_get": func(_ context.Context, c wire.ToolCall) (toolworker.Result, error) {
-			mu.Lock()
-			toolGot = c.Arguments
-			mu.Unlock()
-			return toolworker.Result{Content: "status: green"}, nil
-		}}, toolworker.WithLogger(log))
-	}()
-	t.Cleanup(func() { stopTools(); <-toolsDone })
+	e.serveTools(map[string]toolworker.Handler{"http_get": func(_ context.Context, c wire.ToolCall) (toolworker.Result, error) {
+		mu.Lock()
+		toolGot = c.Arguments
+		mu.Unlock()
+		return toolworker.Result{Content: "status: green"}, nil
+	}}, toolworker.WithLogger(log))
 
 	httpGet := wire.Tool{Name: "http_get", Parameters: map[string]any{"type": "object", "properties": map[string]any{
 		"url": map[string]any{"type": "string"}, "headers": map[string]any{"type": "object"}}}}

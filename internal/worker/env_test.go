@@ -82,10 +82,17 @@ func (r *running) stop(t *testing.T) {
 }
 
 // startWorker runs a worker with its own connection until the test ends.
-func (e *env) startWorker() *running {
+func (e *env) startWorker() *running { return e.startWorkerWith(nil) }
+
+// startWorkerWith runs a worker whose options tweak adjusts (a clock, a
+// logger).
+func (e *env) startWorkerWith(tweak func(*worker.Options)) *running {
 	e.t.Helper()
-	nc := e.srv.Connect()
-	w, err := worker.New(ctxFor(e.t), worker.Options{Conn: nc, Config: e.cfg, Log: testLog(e.t), HTTPClient: e.http.Client()})
+	o := worker.Options{Conn: e.srv.Connect(), Config: e.cfg, Log: testLog(e.t), HTTPClient: e.http.Client()}
+	if tweak != nil {
+		tweak(&o)
+	}
+	w, err := worker.New(ctxFor(e.t), o)
 	if err != nil {
 		e.t.Fatalf("worker.New() = %v", err)
 	}
@@ -97,7 +104,7 @@ func (e *env) startWorker() *running {
 }
 
 // serveTools runs a tool worker until the test ends.
-func (e *env) serveTools(handlers map[string]toolworker.Handler) {
+func (e *env) serveTools(handlers map[string]toolworker.Handler, opts ...toolworker.Option) {
 	e.t.Helper()
 	nc := e.srv.Connect()
 	js, err := jetstream.New(nc)
@@ -108,7 +115,7 @@ func (e *env) serveTools(handlers map[string]toolworker.Handler) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := toolworker.Serve(ctx, js, handlers, toolworker.WithLogger(testLog(e.t))); err != nil {
+		if err := toolworker.Serve(ctx, js, handlers, append([]toolworker.Option{toolworker.WithLogger(testLog(e.t))}, opts...)...); err != nil {
 			e.t.Errorf("toolworker.Serve() = %v", err)
 		}
 	}()

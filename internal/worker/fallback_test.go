@@ -53,15 +53,7 @@ func TestFallbackThroughWorker(t *testing.T) {
 	}
 	e.cfg.ApplyDefaults()
 	clock := &instantClock{}
-	nc := e.srv.Connect()
-	w, err := worker.New(ctxFor(t), worker.Options{Conn: nc, Config: e.cfg, Log: testLog(t), HTTPClient: e.http.Client(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
+	e.startWorkerWith(func(o *worker.Options) { o.Clock = clock })
 
 	ctx := ctxFor(t)
 	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "fb", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hello"}}})
@@ -217,15 +209,7 @@ func TestFallbackAfterToolRound(t *testing.T) {
 		Routes: []config.Route{{Name: "default", Targets: []config.Target{{Provider: "primary", Model: "p-1"}, {Provider: "mistral", Model: "m-1"}}}},
 	}
 	e.cfg.ApplyDefaults()
-	nc := e.srv.Connect()
-	w, err := worker.New(ctxFor(t), worker.Options{Conn: nc, Config: e.cfg, Log: testLog(t), HTTPClient: e.http.Client(), Clock: &instantClock{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done })
+	e.startWorkerWith(func(o *worker.Options) { o.Clock = &instantClock{} })
 	e.serveTools(map[string]toolworker.Handler{"alpha": echoTool("alpha")})
 
 	ctx := ctxFor(t)
