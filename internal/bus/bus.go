@@ -92,8 +92,3 @@ func (b *Bus) FirstPending(ctx context.Context, session string) (uint64, error) 
 	}
 	return m.Sequence, nil
 }
-
-// Decode decodes a record by its Content-Type header, leniently.
-func Decode(h nats.Header, data []byte, v any) error {
-	return wire.Decode(h.Get(wire.HeaderContentType), data, v)
-}

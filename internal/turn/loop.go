@@ -130,7 +130,6 @@ type run struct {
 	cursorLost bool
 	// served is the last provider result this delivery finalized.
 	served  *provider.Result
-	usage   wire.Usage
 	started time.Time
 	// lastStep and lastAttempt: the chunk log's tail when the run began.
 	lastStep, lastAttempt int

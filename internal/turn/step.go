@@ -155,9 +155,6 @@ func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *
 		}
 		return nil, r.fail(ctx, ReasonProvider, step, p), true
 	}
-	if u := res.Response.Usage; u != nil {
-		r.usage.Add(*u)
-	}
 	return res, Outcome{}, false
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/pkg/client"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -473,7 +472,7 @@ func TestCancel(t *testing.T) {
 				t.Errorf("cancel %s = %q; want %q", wire.HeaderContentType, got, tt.codec.ContentType())
 			}
 			var got wire.Cancel
-			if err := bus.Decode(m.Header, m.Data, &got); err != nil {
+			if err := wire.Decode(m.Header.Get(wire.HeaderContentType), m.Data, &got); err != nil {
 				t.Fatalf("Decode(cancel) = %v; want nil", err)
 			}
 			if got.TurnID != tt.turn {

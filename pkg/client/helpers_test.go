@@ -85,7 +85,7 @@ func pullRequest(ctx context.Context, t *testing.T, e *env) (wire.TurnRequest, w
 		t.Fatalf("CodecFor(%q) = %v; want nil", m.Headers().Get(wire.HeaderContentType), err)
 	}
 	var req wire.TurnRequest
-	if err := bus.Decode(m.Headers(), m.Data(), &req); err != nil {
+	if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &req); err != nil {
 		t.Fatalf("Decode(request) = %v; want nil", err)
 	}
 	if err := m.Ack(); err != nil {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -303,15 +302,15 @@ func (t *Turn) decode(kind int, m jetstream.Msg) item {
 	case kindChunk:
 		c := new(wire.Chunk)
 		// The subject names the turn: every chunk on it is the turn's.
-		err = decode(m.Headers(), m.Data(), c)
+		err = wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), c)
 		it.upd.Chunk, it.keep = c, true
 	case kindMessage:
 		msg := new(wire.Message)
-		err = decode(m.Headers(), m.Data(), msg)
+		err = wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), msg)
 		it.upd.Message, it.keep = msg, msg.TurnID == t.turn
 	case kindEvent:
 		ev := new(wire.SessionEvent)
-		err = decode(m.Headers(), m.Data(), ev)
+		err = wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), ev)
 		it.upd.Event, it.keep = ev, ev.TurnID == t.turn
 	}
 	if err != nil {
@@ -319,15 +318,4 @@ func (t *Turn) decode(kind int, m jetstream.Msg) item {
 		return item{kind: kind, seq: it.seq}
 	}
 	return it
-}
-
-// decode decodes a record by its Content-Type header, as bus.Decode does.
-// It is repeated here so that this public package does not link
-// internal/bus, which embeds nats-server.
-func decode(h nats.Header, data []byte, v any) error {
-	codec, err := wire.CodecFor(h.Get(wire.HeaderContentType))
-	if err != nil {
-		return err
-	}
-	return codec.Unmarshal(data, v)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -56,7 +55,7 @@ func (t *tool) handle(runCtx context.Context, m message, heartbeat time.Duration
 	}
 
 	var call wire.ToolCall
-	if err := bus.Decode(m.Headers(), m.Data(), &call); err != nil {
+	if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &call); err != nil {
 		t.term(log, m, termMalformed, err)
 		return
 	}

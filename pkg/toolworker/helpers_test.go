@@ -174,7 +174,7 @@ func (f *follower) next(t *testing.T) (jetstream.Msg, wire.ToolResult) {
 		t.Fatalf("no result: Next() = %v", err)
 	}
 	var r wire.ToolResult
-	if err := bus.Decode(m.Headers(), m.Data(), &r); err != nil {
+	if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &r); err != nil {
 		t.Fatalf("Decode(result) = %v", err)
 	}
 	return m, r
