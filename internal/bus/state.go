@@ -46,3 +46,31 @@ func (s *State) Get(ctx context.Context, key string) (value []byte, ok bool, err
 	}
 	return e.Value(), true, nil
 }
+
+// Create stores value under key only if the key holds nothing (or was
+// deleted). created is false when the key already had a value, which is
+// then returned as existing.
+func (s *State) Create(ctx context.Context, key string, value []byte) (created bool, existing []byte, err error) {
+	if _, err := s.kv.Create(ctx, key, value); err == nil {
+		return true, nil, nil
+	} else if !errors.Is(err, jetstream.ErrKeyExists) {
+		return false, nil, fmt.Errorf("bus: state %s: %w", key, err)
+	}
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		// Deleted between the two calls: it is free again.
+		return s.Create(ctx, key, value)
+	}
+	if err != nil {
+		return false, nil, fmt.Errorf("bus: state %s: %w", key, err)
+	}
+	return false, e.Value(), nil
+}
+
+// Delete removes key; deleting a key that holds nothing is not an error.
+func (s *State) Delete(ctx context.Context, key string) error {
+	if err := s.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("bus: state %s: %w", key, err)
+	}
+	return nil
+}

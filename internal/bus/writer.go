@@ -82,6 +82,9 @@ func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
 }
 
 func (w *TurnWriter) async(m *nats.Msg) error {
+	if err := w.fits(m); err != nil {
+		return err
+	}
 	f, err := w.js.PublishMsgAsync(m)
 	if err != nil {
 		return fmt.Errorf("bus: publish %s: %w", m.Subject, err)
@@ -89,6 +92,22 @@ func (w *TurnWriter) async(m *nats.Msg) error {
 	w.mu.Lock()
 	w.pending = append(w.pending, f)
 	w.mu.Unlock()
+	return nil
+}
+
+// headerRoom is kept free of a record's payload for its headers.
+const headerRoom = 4 << 10
+
+// MaxRecordBytes is the largest encoded record body the server accepts.
+func (w *TurnWriter) MaxRecordBytes() int {
+	return int(w.js.Conn().MaxPayload()) - headerRoom
+}
+
+// fits reports ErrTooLarge for a record the server would refuse.
+func (w *TurnWriter) fits(m *nats.Msg) error {
+	if max := w.MaxRecordBytes(); len(m.Data) > max {
+		return fmt.Errorf("%w: %s record of %d bytes, at most %d", ErrTooLarge, m.Subject, len(m.Data), max)
+	}
 	return nil
 }
 
@@ -127,6 +146,9 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 	if err != nil {
 		return err
 	}
+	if err := w.fits(msg); err != nil {
+		return err
+	}
 	ack, err := w.js.PublishMsg(ctx, msg,
 		jetstream.WithMsgID("msg:"+w.session+":"+strconv.FormatUint(m.Seq, 10)),
 		jetstream.WithExpectLastSequenceForSubject(w.logSeq, w.msgSub),
@@ -153,6 +175,9 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 func (w *TurnWriter) Dispatch(ctx context.Context, call *wire.ToolCall) error {
 	msg, err := encode(w.codec, w.subjects.Tool(call.Name), call)
 	if err != nil {
+		return err
+	}
+	if err := w.fits(msg); err != nil {
 		return err
 	}
 	_, err = w.js.PublishMsg(ctx, msg, jetstream.WithMsgID("tool:"+call.SessionID+":"+call.TurnID+":"+call.CallID))

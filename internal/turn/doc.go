@@ -6,6 +6,14 @@
 // plans and dispatches tool calls only after finalization, correlates their
 // results by normalized id, and stops within budgets.
 //
+// Tool schemas come from any client: they compile in a sandbox (no loader,
+// only in-document references; size, depth, node, pattern and fan-in
+// limits checked iteratively first; a per-worker cache by content,
+// SchemaCache), and each check of a call's arguments is bounded before it
+// runs. Planning errors name the argument's place and the rule, never its
+// value. Tool results are redacted of credentials, then cut to the
+// configured maximum and to one record, with a marker the model reads.
+//
 // The loop is a state machine over the durable session log: everything a
 // step decides is derived from finalized messages, so a turn redelivered to
 // another worker resumes where the last one stopped instead of starting

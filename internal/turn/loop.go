@@ -47,6 +47,13 @@ type Loop struct {
 	History HistoryOptions
 	// ToolTimeout is each tool call's deadline. Default 60s.
 	ToolTimeout time.Duration
+	// Schemas compiles the tool schemas of a delivery that comes without
+	// them (Input.Schemas); nil compiles them uncached (CompileTools). A
+	// worker creates one SchemaCache and uses it for both.
+	Schemas *SchemaCache
+	// Results say how tool results are stored: redacted, at most
+	// MaxBytes, within one record.
+	Results ResultOptions
 	// Now defaults to time.Now.
 	Now func() time.Time
 	Log zerolog.Logger
@@ -88,8 +95,8 @@ type Input struct {
 	Delivery    int
 	Writer      Writer
 	OpenResults ResultsOpener
-	// Schemas are the request's compiled tool schemas (CompileTools);
-	// nil compiles them.
+	// Schemas are the request's compiled tool schemas (SchemaCache.Compile
+	// or CompileTools); nil compiles them with Loop.Schemas.
 	Schemas ToolSchemas
 	// LastStep and LastAttempt locate the turn's last published chunk, so
 	// a resumed step numbers its attempts after the earlier delivery's.
@@ -159,7 +166,12 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	r.schemas = in.Schemas
 	if r.schemas == nil {
 		var err error
-		if r.schemas, err = CompileTools(req.Tools); err != nil {
+		if l.Schemas != nil {
+			r.schemas, err = l.Schemas.Compile(req.Tools)
+		} else {
+			r.schemas, err = CompileTools(req.Tools)
+		}
+		if err != nil {
 			return Outcome{Err: err}
 		}
 	}

@@ -8,8 +8,12 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// Writer publishes one turn's records (implemented by bus.TurnWriter).
+// Writer publishes one turn's records (implemented by bus.TurnWriter). A
+// Writer that also has a MaxRecordBytes() int method reports the largest
+// encoded record it can store; tool messages are sized to it.
 type Writer interface {
+	// Codec is the encoding of the turn's records.
+	Codec() wire.Codec
 	Chunk(c *wire.Chunk) error
 	Event(ev *wire.SessionEvent) error
 	Flush(ctx context.Context) error

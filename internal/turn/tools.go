@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/turnstream/turnstream/internal/history"
+	"github.com/turnstream/turnstream/internal/redact"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -27,10 +28,14 @@ func (r *run) plan(c wire.Call) (reason, message string) {
 		for _, t := range r.req.Tools {
 			names = append(names, t.Name)
 		}
-		return planUnknownTool, "error: there is no tool named " + strconv.Quote(c.Name) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run."
+		msg, _ := redact.Redact("error: there is no tool named " + strconv.Quote(clip(c.Name, 2*describeValueLen)) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run.")
+		return planUnknownTool, msg
 	}
 	if err := r.schemas.Check(c.Name, r.arguments(c)); err != nil {
-		return planBadArgs, "error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments."
+		// Check never quotes a value; a credential in a place's name (a
+		// property the arguments may not have) is redacted all the same.
+		msg, _ := redact.Redact("error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments.")
+		return planBadArgs, msg
 	}
 	return "", ""
 }
@@ -133,8 +138,16 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 			}
 			continue
 		}
-		results[res.CallID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: res.CallID, Content: res.Content, IsError: res.IsError}
-		r.emit(wire.EventToolResult, step, 0, Payload{"tool": token(name), "call_id": res.CallID, "is_error": res.IsError, "duration_ms": ms(r.loop.now().Sub(sent[res.CallID]))})
+		m, err := r.resultMessage(step, res)
+		if err != nil {
+			return err
+		}
+		results[res.CallID] = m
+		r.emit(wire.EventToolResult, step, 0, Payload{
+			"tool": token(name), "call_id": res.CallID, "is_error": res.IsError,
+			"duration_ms":      ms(r.loop.now().Sub(sent[res.CallID])),
+			"content_redacted": m.ContentRedacted, "content_truncated": m.ContentTruncated, "content_bytes": max(m.ContentBytes, len(m.Content)),
+		})
 		waiting--
 	}
 	for _, c := range calls {

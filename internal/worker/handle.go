@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -39,10 +40,20 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		return
 	}
 	log := w.log.With().Uint64("stream_seq", meta.Sequence.Stream).Uint64("delivery", meta.NumDelivered).Logger()
-	session := w.subjects.SessionOf(msg.Subject())
-	req, codec, schemas, rejection := w.decode(msg, session, meta)
-	if rejection != nil {
-		w.reject(ctx, msg, session, req, codec, rejection, log)
+
+	// Decoding and validation run under the heartbeat too: a slow one is
+	// not redelivered to a second worker meanwhile.
+	hbCtx, stopHeartbeat := context.WithCancel(ctx)
+	defer stopHeartbeat()
+	go w.heartbeat(hbCtx, msg, log)
+
+	session, err := w.subjects.ParseSubmit(msg.Subject())
+	if err != nil {
+		w.reject(ctx, msg, "", nil, wire.JSON, err, log) // the "_invalid" session
+		return
+	}
+	req, codec, schemas, handled := w.intake(ctx, msg, session, meta, log)
+	if handled {
 		return
 	}
 	log = log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger()
@@ -51,10 +62,6 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer w.cancels.add(session, req.TurnID, cancel)()
-
-	hbCtx, stopHeartbeat := context.WithCancel(ctx)
-	defer stopHeartbeat()
-	go w.heartbeat(hbCtx, msg, log)
 
 	// A turn that ended (its end record exists) never runs again: a
 	// redelivery re-publishes its terminal event (deduplicated), a
@@ -75,7 +82,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		// Every delivery so far died without ending the turn: end it, so
 		// it neither loops forever nor blocks its session.
 		log.Error().Msg("deliveries exhausted; failing the turn")
-		w.failExhausted(ctx, w.bus.Turn(session, req.TurnID, codec, nil), req, log)
+		w.failTurn(ctx, w.bus.Turn(session, req.TurnID, codec, nil), req, reasonExhausted, log)
 		w.settle(msg, log, term)
 		return
 	}
@@ -115,7 +122,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 	}
 
 	writer := w.bus.Turn(session, req.TurnID, codec, sessionLog)
-	out := w.loop.Run(turnCtx, turn.Input{
+	out, panicked := w.run(turnCtx, turn.Input{
 		Request:     req,
 		Log:         sessionLog.Messages,
 		Stored:      sessionLog.Stored,
@@ -125,8 +132,13 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		LastStep:    lastStep,
 		LastAttempt: lastAttempt,
 		Schemas:     schemas,
-	})
+	}, log)
 	switch {
+	case panicked:
+		// A bug, or input that reached one: running it again would panic
+		// again. The turn fails, and its session's next turn runs.
+		w.failTurn(ctx, writer, req, reasonInternal, log)
+		w.settle(msg, log, term)
 	case out.Err == nil:
 		log.Info().Str("outcome", out.Status).Str("reason", out.Reason).Msg("turn ended")
 		w.settle(msg, log, ack)
@@ -134,12 +146,17 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		// Another delivery of this request owns the session now; this one
 		// stops writing and leaves the request to it.
 		log.Warn().Err(out.Err).Msg("fenced: another worker owns this turn")
+	case errors.Is(out.Err, bus.ErrTooLarge):
+		// The same record would not fit on any redelivery either.
+		log.Error().Err(out.Err).Msg("a record of the turn does not fit the server; failing the turn")
+		w.failTurn(ctx, writer, req, reasonTooLarge, log)
+		w.settle(msg, log, term)
 	case errors.Is(context.Cause(turnCtx), errShutdown):
 		log.Info().Msg("shutting down; handing the turn back to be resumed")
 		w.settle(msg, log, nakSoon)
 	case int(meta.NumDelivered) >= w.cfg.Worker.MaxDeliver:
 		log.Error().Err(out.Err).Msg("last delivery failed; failing the turn")
-		w.failExhausted(ctx, writer, req, log)
+		w.failTurn(ctx, writer, req, reasonExhausted, log)
 		w.settle(msg, log, term)
 	default:
 		log.Warn().Err(out.Err).Msg("turn interrupted; it will be resumed")
@@ -151,12 +168,19 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 // schemas. On rejection it returns what it could read of the request for
 // the rejection event.
 func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadata) (*wire.TurnRequest, wire.Codec, turn.ToolSchemas, error) {
+	if testHookDecode != nil {
+		testHookDecode(msg.Data())
+	}
 	req := &wire.TurnRequest{}
 	codec, err := wire.CodecFor(msg.Headers().Get(wire.HeaderContentType))
 	if err != nil {
 		return req, wire.JSON, nil, &wire.ValidationError{Reason: wire.ReasonContentType, Detail: err.Error()}
 	}
-	if err := codec.UnmarshalStrict(msg.Data(), req); err != nil {
+	if err := wire.UnmarshalStrictWithin(codec, msg.Data(), req, w.limits); err != nil {
+		var ve *wire.ValidationError
+		if errors.As(err, &ve) {
+			return &wire.TurnRequest{}, codec, nil, ve // a limit crossed, a key or field named
+		}
 		return &wire.TurnRequest{}, codec, nil, &wire.ValidationError{Reason: wire.ReasonMalformed, Detail: "request does not decode"}
 	}
 	if req.TurnID == "" {
@@ -172,12 +196,36 @@ func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadat
 	if _, ok := w.cfg.Route(req.Route); !ok {
 		return req, codec, nil, &wire.ValidationError{Reason: wire.ReasonUnknownRoute, Field: "route", Detail: "no such route"}
 	}
-	schemas, err := turn.CompileTools(req.Tools)
+	schemas, err := w.loop.Schemas.Compile(req.Tools)
 	if err != nil {
-		return req, codec, nil, &wire.ValidationError{Reason: wire.ReasonInvalidTool, Field: "tools", Detail: "a parameter schema is not a valid JSON Schema"}
+		return req, codec, nil, schemaRejection(req.Tools, err)
 	}
 	return req, codec, schemas, nil
 }
+
+// schemaRejection names the tool parameters a schema error is about.
+func schemaRejection(tools []wire.Tool, err error) *wire.ValidationError {
+	var se *turn.SchemaError
+	if !errors.As(err, &se) {
+		return &wire.ValidationError{Reason: wire.ReasonInvalidTool, Field: "tools", Detail: "a parameter schema is not a valid JSON Schema"}
+	}
+	reason := wire.ReasonInvalidTool
+	if se.Reason == turn.SchemaReasonTooLarge {
+		reason = wire.ReasonTooLarge
+	}
+	field := "tools"
+	for i, t := range tools {
+		if t.Name == se.Tool {
+			field = fmt.Sprintf("tools[%d].parameters", i)
+			break
+		}
+	}
+	return &wire.ValidationError{Reason: reason, Field: field, Detail: se.Error()}
+}
+
+// testHookDecode, when set by a test, sees every request body about to be
+// decoded (crash tests kill the process there).
+var testHookDecode func(data []byte)
 
 // seqToken renders a stream sequence as a token.
 func seqToken(seq uint64) string {
@@ -309,11 +357,29 @@ func (r *results) Next(ctx context.Context) (wire.ToolResult, error) {
 
 func (r *results) Stop() { r.f.Stop() }
 
-// failExhausted ends a turn whose last delivery could not finish.
-func (w *Worker) failExhausted(ctx context.Context, writer *bus.TurnWriter, req *wire.TurnRequest, log zerolog.Logger) {
+// reasonTooLarge: a record of the turn exceeds the server's max payload.
+const reasonTooLarge = "record_too_large"
+
+// reasonExhausted: every delivery of the turn died without ending it.
+const reasonExhausted = "deliveries_exhausted"
+
+// run runs the turn loop; a panic anywhere in it is reported, not fatal.
+func (w *Worker) run(ctx context.Context, in turn.Input, log zerolog.Logger) (out turn.Outcome, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("the turn panicked; failing it")
+			panicked = true
+		}
+	}()
+	return w.loop.Run(ctx, in), false
+}
+
+// failTurn ends a turn that cannot finish: its end record, then turn.failed
+// with reason.
+func (w *Worker) failTurn(ctx context.Context, writer *bus.TurnWriter, req *wire.TurnRequest, reason string, log zerolog.Logger) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	payload := map[string]any{"reason": "deliveries_exhausted"}
+	payload := map[string]any{"reason": reason}
 	if b, err := json.Marshal(turn.EndRecord{V: 1, Type: wire.EventTurnFailed, Payload: payload}); err == nil {
 		if err := w.state.Put(wctx, turn.EndKey(req.SessionID, req.TurnID), b); err != nil {
 			log.Error().Err(err).Msg("end record not stored")

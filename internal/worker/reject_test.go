@@ -27,10 +27,10 @@ func TestInvalidRequests(t *testing.T) {
 	}{
 		{"bad json", "turn.submit.r1", "", `{"session_id":"r1","input":[`, "r1", wire.ReasonMalformed},
 		{"bad msgpack", "turn.submit.r2", "application/msgpack", "\xde\xff\xff\x01", "r2", wire.ReasonMalformed},
-		{"session id not a subject token", "turn.submit.a%b", "", `{"session_id":"a%b","turn_id":"t1","input":[{"role":"user","content":"hi"}]}`, "_invalid", wire.ReasonInvalidSessionID},
+		{"session id not a subject token", "turn.submit.a%b", "", `{"session_id":"a%b","turn_id":"t1","input":[{"role":"user","content":"hi"}]}`, "_invalid", wire.ReasonInvalidSubject},
 		{"session id differs from subject", "turn.submit.r3", "", `{"session_id":"other","turn_id":"t1","input":[{"role":"user","content":"hi"}]}`, "r3", wire.ReasonSessionMismatch},
 		{"missing input", "turn.submit.r4", "", `{"session_id":"r4","turn_id":"t1"}`, "r4", wire.ReasonMissingInput},
-		{"unknown field", "turn.submit.r5", "", `{"session_id":"r5","turn_id":"t1","input":[{"role":"user","content":"hi"}],"budget":{}}`, "r5", wire.ReasonMalformed},
+		{"unknown field", "turn.submit.r5", "", `{"session_id":"r5","turn_id":"t1","input":[{"role":"user","content":"hi"}],"budget":{}}`, "r5", wire.ReasonUnknownField},
 		{"unsupported content type", "turn.submit.r6", "text/plain", `hi`, "r6", wire.ReasonContentType},
 		{"unknown route", "turn.submit.r7", "", `{"session_id":"r7","turn_id":"t1","route":"nope","input":[{"role":"user","content":"hi"}]}`, "r7", wire.ReasonUnknownRoute},
 		{"tool role in input", "turn.submit.r8", "", `{"session_id":"r8","turn_id":"t1","input":[{"role":"tool","content":"hi"}]}`, "r8", wire.ReasonInvalidRole},

@@ -91,6 +91,10 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	schemas, err := turn.NewSchemaCache(turn.SchemaOptions{})
+	if err != nil {
+		return nil, err
+	}
 	w := &Worker{
 		nc: o.Conn, js: js, cfg: cfg, log: o.Log, limits: o.Limits,
 		subjects: subjects, topology: topo, bus: b, state: state,
@@ -106,6 +110,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 			Reserve:      cfg.History.Reserve,
 		},
 		ToolTimeout: cfg.Worker.ToolTimeout.D(),
+		Schemas:     schemas,
 		Log:         o.Log,
 	}
 	return w, nil

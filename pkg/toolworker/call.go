@@ -21,8 +21,6 @@ const (
 	publishRetryDelay = time.Second
 	// headerRoom is kept free of the server's max payload for headers.
 	headerRoom = 512
-	// tooLargeContent replaces a result the server would refuse.
-	tooLargeContent = "tool result too large"
 )
 
 // Term reasons, coarse and content-free.
@@ -135,13 +133,29 @@ func (t *tool) run(ctx context.Context, m message, call wire.ToolCall, heartbeat
 }
 
 // reply publishes res, deduplicated by the call's identity, then acks the
-// call. A failed publish hands the call back after publishRetryDelay.
+// call. A result the server would refuse is cut to fit, with a marker that
+// tells the model how much there was (wire.FitContent), never replaced. A
+// failed publish hands the call back after publishRetryDelay.
 func (t *tool) reply(ctx context.Context, log zerolog.Logger, m message, codec wire.Codec, res wire.ToolResult) {
 	out, err := t.encode(codec, res)
-	if err == nil && int64(len(out.Data)+headerRoom) > t.js.Conn().MaxPayload() {
-		log.Warn().Int("result_bytes", len(out.Data)).Msg("result exceeds the server's max payload; answering with an error")
-		res.Content, res.IsError = tooLargeContent, true
-		out, err = t.encode(codec, res)
+	if limit := int(t.js.Conn().MaxPayload()) - headerRoom; err == nil && len(out.Data) > limit {
+		returned := len(res.Content)
+		res.Content, res.ContentBytes, res.ContentTruncated, err = wire.FitContent(res.Content, limit, func(content string, full int, truncated bool) (int, error) {
+			probe := res
+			probe.Content, probe.ContentTruncated, probe.ContentBytes = content, truncated, 0
+			if truncated {
+				probe.ContentBytes = full
+			}
+			b, err := codec.Marshal(&probe)
+			return len(b), err
+		})
+		if !res.ContentTruncated {
+			res.ContentBytes = 0
+		}
+		if err == nil {
+			log.Warn().Int("result_bytes", returned).Int("stored_bytes", len(res.Content)).Msg("result exceeds the server's max payload; answering with it truncated")
+			out, err = t.encode(codec, res)
+		}
 	}
 	if err != nil {
 		log.Error().Err(err).Msg("encoding the result failed")

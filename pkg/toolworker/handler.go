@@ -11,7 +11,9 @@ import (
 )
 
 // Result is a tool's answer to one call. Content is what the model reads;
-// IsError marks it as a failure report.
+// IsError marks it as a failure report. A Content too large for the
+// server's max payload is delivered cut to fit, ending with a marker that
+// tells the model how many bytes the tool returned (wire.TruncateContent).
 type Result struct {
 	Content string
 	IsError bool

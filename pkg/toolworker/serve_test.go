@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -384,13 +385,43 @@ func TestServeBoundsConcurrency(t *testing.T) {
 	}
 }
 
-func TestServeAnswersOversizedResultWithError(t *testing.T) {
-	e := newEnv(t, &bus.Topology{})
-	e.serve(t, map[string]toolworker.Handler{tool: ok(strings.Repeat("x", 2<<20))})
-	results := e.follow(t, "s1")
-	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
-	if _, got := results.next(t); got.Content != "tool result too large" || !got.IsError {
-		t.Errorf("result = %.40q, is_error %v; want tool result too large, is_error true", got.Content, got.IsError)
+func TestServeTruncatesOversizedResult(t *testing.T) {
+	const full = 2 << 20
+	tests := []struct {
+		name    string
+		codec   wire.Codec
+		content string
+	}{
+		{"json ascii", wire.JSON, strings.Repeat("x", full)},
+		{"json escaped", wire.JSON, strings.Repeat("<", full)},
+		{"json multibyte", wire.JSON, strings.Repeat("é", full/2)},
+		{"msgpack", wire.Msgpack, strings.Repeat("<", full)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, &bus.Topology{})
+			e.serve(t, map[string]toolworker.Handler{tool: ok(tt.content)})
+			results := e.follow(t, "s1")
+			e.publishCall(t, tt.codec, newCall("s1", tool, "c1"))
+
+			m, got := results.next(t)
+			if got.IsError || !got.ContentTruncated || got.ContentBytes != full {
+				t.Fatalf("result is_error %v, content_truncated %v, content_bytes %d; want false, true, %d", got.IsError, got.ContentTruncated, got.ContentBytes, full)
+			}
+			if n := int64(len(m.Data())); n > e.nc.MaxPayload() {
+				t.Errorf("stored result is %d bytes; want at most the max payload %d", n, e.nc.MaxPayload())
+			}
+			body, marker, found := strings.Cut(got.Content, "\n[truncated: ")
+			if !found || !strings.HasPrefix(tt.content, body) || !utf8.ValidString(body) {
+				t.Fatalf("content = %.40q…%q; want a UTF-8 prefix of the result and a marker", got.Content, got.Content[max(0, len(got.Content)-80):])
+			}
+			if want := fmt.Sprintf("the tool returned %d bytes; the first %d are shown]", full, len(body)); marker != want {
+				t.Errorf("marker = %q; want %q", marker, want)
+			}
+			if len(body) < 100_000 {
+				t.Errorf("%d bytes shown; want as many as fit (hundreds of KB)", len(body))
+			}
+		})
 	}
 }
 

@@ -142,8 +142,10 @@ func (c *Chunk) AppendJSON(b []byte) []byte {
 }
 
 // embeddable reports whether raw can be the "raw" value and read back byte
-// for byte: valid JSON, valid UTF-8 (json.Valid does not check it) and no
-// surrounding white space (a decoder drops it).
+// for byte: valid JSON, valid UTF-8 (json.Valid does not check it), no
+// surrounding white space (a decoder drops it), and within the readers'
+// depth and element limits once inside the chunk object (a hostile
+// provider's deep frame is stored as raw_text, so the chunk still decodes).
 func embeddable(raw []byte) bool {
 	switch raw[0] {
 	case ' ', '\t', '\r', '\n':
@@ -153,7 +155,15 @@ func embeddable(raw []byte) bool {
 	case ' ', '\t', '\r', '\n':
 		return false
 	}
-	return utf8.Valid(raw) && json.Valid(raw)
+	return utf8.Valid(raw) && scanJSON(raw, anyShape, rawFrameLimits, false) == nil
+}
+
+// rawFrameLimits leave room for the chunk object around the frame: one
+// level, and 1,000 values for the chunk's own fields and its delta.
+var rawFrameLimits = ScanLimits{
+	MaxBytes:    readerLimits.MaxBytes,
+	MaxDepth:    readerLimits.MaxDepth - 1,
+	MaxElements: readerLimits.MaxElements - 1000,
 }
 
 func (d *Delta) appendJSON(b []byte) []byte {

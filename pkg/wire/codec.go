@@ -19,14 +19,30 @@ const (
 
 // Codec encodes and decodes records in one content type. Both codecs use the
 // same field names (the json struct tags).
+//
+// Both decoders of JSON and Msgpack run an iterative pre-pass over the whole
+// document before the (recursive) decoder sees it, so no input can exhaust
+// the stack or make the decoder allocate past its limits; a document that
+// fails the pre-pass is a *ValidationError naming the offending path.
 type Codec interface {
 	ContentType() string
+	// Marshal encodes v. A TurnRequest whose tool parameters, or a
+	// SessionEvent whose payload, nests deeper or holds more values than
+	// DefaultLimits allows is refused with a *ValidationError, so encoding
+	// never recurses without bound either.
 	Marshal(v any) ([]byte, error)
 	// Unmarshal ignores fields it does not know, so readers keep working
-	// when a newer writer adds one.
+	// when a newer writer adds one. It enforces DefaultLimits' MaxDepth
+	// and MaxElements, not MaxRequestBytes: a stream's maximum message
+	// size bounds the records it holds.
 	Unmarshal(data []byte, v any) error
-	// UnmarshalStrict rejects unknown fields and trailing data; workers use
-	// it for requests, so a client's typo is reported, not ignored.
+	// UnmarshalStrict decodes a request within DefaultLimits (size, depth,
+	// element count) and rejects unknown fields (ReasonUnknownField), keys
+	// that match a field only case-insensitively, duplicate keys at any
+	// depth, invalid UTF-8 in any string or key, and trailing data. Every
+	// error it returns is a *ValidationError whose Field names the path of
+	// the problem ("tools[0].parameters.properties.a"). Workers use it for
+	// requests, so a client's typo is reported, not ignored.
 	UnmarshalStrict(data []byte, v any) error
 }
 
@@ -37,6 +53,24 @@ func Decode(contentType string, data []byte, v any) error {
 		return err
 	}
 	return c.Unmarshal(data, v)
+}
+
+// UnmarshalStrictWithin is c.UnmarshalStrict with the size, depth and
+// element limits of lim (MaxRequestBytes, MaxDepth, MaxElements; zero
+// fields mean DefaultLimits) instead of DefaultLimits. A codec other than
+// JSON and Msgpack gets only the size check before its own UnmarshalStrict.
+func UnmarshalStrictWithin(c Codec, data []byte, v any, lim Limits) error {
+	sl := lim.Scan()
+	switch c.(type) {
+	case jsonCodec:
+		return decodeStrict(data, v, sl)
+	case msgpackCodec:
+		return msgpackDecode(data, v, sl, true)
+	}
+	if len(data) > sl.MaxBytes {
+		return tooBig(len(data), sl.MaxBytes)
+	}
+	return c.UnmarshalStrict(data, v)
 }
 
 // JSON and Msgpack are the two codecs.
@@ -69,6 +103,8 @@ type jsonCodec struct{}
 
 func (jsonCodec) ContentType() string { return ContentTypeJSON }
 
+// Marshal writes v without HTML escaping: "<", ">" and "&" stay one byte
+// each (json.Marshal would write six), so a record's size is its content's.
 func (jsonCodec) Marshal(v any) ([]byte, error) {
 	switch c := v.(type) {
 	case *Chunk:
@@ -77,25 +113,40 @@ func (jsonCodec) Marshal(v any) ([]byte, error) {
 		// Not json.Marshal: it would compact and HTML-escape the raw frame.
 		return c.AppendJSON(make([]byte, 0, 160+len(c.Raw)+len(c.Raw)/8)), nil
 	}
-	return json.Marshal(v)
+	if err := checkRecord(v); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	return b[:len(b)-1], nil // Encode ends the value with a newline
 }
 
-func (jsonCodec) Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
-
-func (jsonCodec) UnmarshalStrict(data []byte, v any) error { return decodeStrict(data, v) }
-
-// decodeStrict decodes exactly one JSON value, rejecting unknown fields and
-// anything but white space after the value.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+func (jsonCodec) Unmarshal(data []byte, v any) error {
+	if err := scanJSON(data, anyShape, readerLimits, false); err != nil {
 		return err
 	}
-	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
-		return fmt.Errorf("wire: trailing data after JSON value")
+	return json.Unmarshal(data, v)
+}
+
+func (jsonCodec) UnmarshalStrict(data []byte, v any) error {
+	return decodeStrict(data, v, DefaultLimits.Scan())
+}
+
+// decodeStrict decodes exactly one JSON value within lim, after a strict
+// pre-pass (see scanJSON) that also rejects unknown fields, duplicate keys,
+// invalid UTF-8 and anything but white space after the value.
+func decodeStrict(data []byte, v any, lim ScanLimits) error {
+	if err := scanJSON(data, shapeOf(v), lim, true); err != nil {
+		return err
 	}
-	return nil
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return strictError(dec.Decode(v))
 }
 
 type msgpackCodec struct{}
@@ -120,6 +171,9 @@ func (msgpackCodec) Marshal(v any) ([]byte, error) {
 	if c, ok := v.(Chunk); ok {
 		v = &c // EncodeMsgpack has a pointer receiver
 	}
+	if err := checkRecord(v); err != nil {
+		return nil, err
+	}
 	pe := encPool.Get().(*pooledEncoder)
 	defer encPool.Put(pe)
 	pe.buf.Reset()
@@ -129,26 +183,33 @@ func (msgpackCodec) Marshal(v any) ([]byte, error) {
 	return bytes.Clone(pe.buf.Bytes()), nil
 }
 
-func (msgpackCodec) Unmarshal(data []byte, v any) error { return msgpackDecode(data, v, false) }
+func (msgpackCodec) Unmarshal(data []byte, v any) error {
+	return msgpackDecode(data, v, readerLimits, false)
+}
 
-func (msgpackCodec) UnmarshalStrict(data []byte, v any) error { return msgpackDecode(data, v, true) }
+func (msgpackCodec) UnmarshalStrict(data []byte, v any) error {
+	return msgpackDecode(data, v, DefaultLimits.Scan(), true)
+}
 
-func msgpackDecode(data []byte, v any, strict bool) error {
-	if err := checkMsgpack(data); err != nil {
+// msgpackDecode decodes one msgpack value within lim after a pre-pass (see
+// scanMsgpack); strict, it rejects unknown fields and trailing data too.
+func msgpackDecode(data []byte, v any, lim ScanLimits, strict bool) error {
+	root := anyShape
+	if strict {
+		root = shapeOf(v)
+	}
+	if err := scanMsgpack(data, root, lim, strict); err != nil {
 		return err
 	}
-	r := bytes.NewReader(data)
-	dec := msgpack.NewDecoder(r)
+	dec := msgpack.NewDecoder(bytes.NewReader(data))
 	dec.SetCustomStructTag("json")
 	dec.DisallowUnknownFields(strict)
 	dec.SetMapDecoder(decodeStringMap)
-	if err := dec.Decode(v); err != nil {
-		return err
+	err := dec.Decode(v)
+	if strict {
+		return strictError(err)
 	}
-	if strict && r.Len() > 0 {
-		return fmt.Errorf("wire: trailing data after msgpack value")
-	}
-	return nil
+	return err
 }
 
 // decodeStringMap decodes maps nested in `any` values (tool parameter schemas)
@@ -157,83 +218,34 @@ func decodeStringMap(dec *msgpack.Decoder) (any, error) {
 	return dec.DecodeMap()
 }
 
-// checkMsgpack rejects data whose array, map, string, binary or extension
-// headers claim more elements or bytes than data holds. msgpack v5.4.1
-// allocates a slice of structs at its declared length (its allocation limit
-// is never applied there), so ten bytes claiming 2^32 input messages would
-// exhaust memory. Every value takes at least one byte, so a valid message
-// never has more values pending than bytes left. The scan is iterative, so
-// deep nesting cannot exhaust the stack here either.
-func checkMsgpack(data []byte) error {
-	pos, pending := 0, 1
-	need := func(n int) bool { return n >= 0 && n <= len(data)-pos }
-	length := func(size int) (int, bool) {
-		if !need(size) {
-			return 0, false
+// checkMsgpack is the lenient pre-pass of Unmarshal.
+func checkMsgpack(data []byte) error { return scanMsgpack(data, anyShape, readerLimits, false) }
+
+// checkRecord bounds the free-form parts of the records that have any (tool
+// parameters, event payloads) before they are encoded recursively.
+func checkRecord(v any) error {
+	lim := DefaultLimits.Scan()
+	switch r := v.(type) {
+	case *TurnRequest:
+		if r != nil {
+			return checkTools(r.Tools, lim)
 		}
-		var n uint64
-		for _, b := range data[pos : pos+size] {
-			n = n<<8 | uint64(b)
+	case TurnRequest:
+		return checkTools(r.Tools, lim)
+	case *SessionEvent:
+		if r != nil {
+			return checkValue("payload", r.Payload, lim)
 		}
-		pos += size
-		return int(n), n <= uint64(len(data))
+	case SessionEvent:
+		return checkValue("payload", r.Payload, lim)
 	}
-	for pending > 0 {
-		if pos >= len(data) {
-			return fmt.Errorf("wire: malformed msgpack: truncated")
-		}
-		c := data[pos]
-		pos++
-		pending--
-		var elems, skip int // values inside, bytes to skip
-		ok := true
-		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		case c >= 0x80 && c <= 0x8f:
-			elems = 2 * int(c&0x0f)
-		case c >= 0x90 && c <= 0x9f:
-			elems = int(c & 0x0f)
-		case c >= 0xa0 && c <= 0xbf:
-			skip = int(c & 0x1f)
-		case c == 0xc4 || c == 0xd9:
-			skip, ok = length(1)
-		case c == 0xc5 || c == 0xda:
-			skip, ok = length(2)
-		case c == 0xc6 || c == 0xdb:
-			skip, ok = length(4)
-		case c == 0xc7, c == 0xc8, c == 0xc9:
-			skip, ok = length(1 << (c - 0xc7))
-			skip++ // the type byte
-		case c == 0xca:
-			skip = 4
-		case c == 0xcb:
-			skip = 8
-		case c >= 0xcc && c <= 0xcf:
-			skip = 1 << (c - 0xcc)
-		case c >= 0xd0 && c <= 0xd3:
-			skip = 1 << (c - 0xd0)
-		case c >= 0xd4 && c <= 0xd8:
-			skip = 1 + 1<<(c-0xd4)
-		case c == 0xdc:
-			elems, ok = length(2)
-		case c == 0xdd:
-			elems, ok = length(4)
-		case c == 0xde:
-			elems, ok = length(2)
-			elems *= 2
-		case c == 0xdf:
-			elems, ok = length(4)
-			elems *= 2
-		default: // 0xc1 is never used
-			return fmt.Errorf("wire: malformed msgpack: invalid code 0x%x at %d", c, pos-1)
-		}
-		if !ok || !need(skip) {
-			return fmt.Errorf("wire: malformed msgpack: length at %d exceeds the data", pos)
-		}
-		pos += skip
-		pending += elems
-		if pending > len(data)-pos {
-			return fmt.Errorf("wire: malformed msgpack: %d values declared, %d bytes left", pending, len(data)-pos)
+	return nil
+}
+
+func checkTools(tools []Tool, lim ScanLimits) error {
+	for i := range tools {
+		if err := checkValue(fmt.Sprintf("tools[%d].parameters", i), tools[i].Parameters, lim); err != nil {
+			return err
 		}
 	}
 	return nil

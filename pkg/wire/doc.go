@@ -8,4 +8,29 @@
 // the repository's schemas/ folder; a test encodes every type and validates
 // it against those schemas, so the two cannot drift. This package knows
 // nothing about JetStream, providers or the turn loop.
+//
+// # Bounded input
+//
+// Any NATS client may publish, so nothing in this package recurses over
+// input without a bound, and a stack overflow (which no recover can catch)
+// is impossible by construction. Before a decoder runs, an iterative
+// pre-pass with an explicit stack checks the document's size, nesting depth
+// and element count against Limits (DefaultLimits: 1 MiB, 64 levels,
+// 100,000 values); the lenient decoders of readers apply the same depth and
+// element limits. The strict decoders workers use for requests
+// (UnmarshalStrict, UnmarshalStrictWithin) also reject, by walking the
+// document against the decode target's type: keys that name no field
+// exactly (ReasonUnknownField, case-insensitive matches included),
+// duplicate keys at any depth, invalid UTF-8 and trailing data. Every
+// rejection is a *ValidationError whose Field is the path of the problem,
+// such as "tools[0].parameters.properties.a".
+//
+// TurnRequest.Validate and the encoders walk free-form values (tool
+// parameters, event payloads) iteratively against the same limits before
+// encoding them, so a record built in Go is as safe as a decoded one.
+//
+// Other packages use the same bounds for JSON they get from elsewhere:
+// CheckJSON for text (tool-call arguments from a provider, tool results)
+// before decoding it, CheckValue for a decoded or built value before a
+// recursive walk (redaction, schema checks).
 package wire

@@ -22,10 +22,20 @@ const (
 	ReasonDuplicateTurn      = "duplicate_turn"
 	ReasonInvalidToolResult  = "invalid_tool_result"
 	ReasonInvalidToolRequest = "invalid_tool_call"
+	// ReasonUnknownField: a strict decoder met a key that names no field
+	// of the record exactly (a typo, or a case-insensitive match such as
+	// "Session_ID"); Field is its path.
+	ReasonUnknownField = "unknown_field"
+	// ReasonInvalidSubject: a request arrived on a subject that is not
+	// <prefix>.submit.<session> with one valid session token.
+	ReasonInvalidSubject = "invalid_subject"
 )
 
 // ValidationError reports why a record is invalid. Reason is one of the
-// Reason constants; Field names the offending field in the record.
+// Reason constants; Field names the offending field in the record, as a
+// path: "input[1].content", "tools[0].parameters.properties.a",
+// `payload["a b"]`. A path is ASCII and at most 128 bytes (long keys and
+// paths are cut with "..."), so it fits an event payload.
 type ValidationError struct {
 	Reason string
 	Field  string

@@ -3,7 +3,9 @@ package wire_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -24,7 +26,7 @@ func FuzzDecodeTurnRequest(f *testing.F) {
 				"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "maximum": 1e300}},
 				"required": []any{"n"},
 			}}},
-			Budgets: &wire.Budgets{MaxIterations: 3, WallClockMS: 1 << 40},
+			Budgets: &wire.Budgets{MaxIterations: 3, WallClockMS: wire.MaxBudgetWallClockMS},
 		},
 	}
 	for _, s := range seeds {
@@ -41,6 +43,9 @@ func FuzzDecodeTurnRequest(f *testing.F) {
 	f.Add([]byte(`{"session_id":"s","input":null}}`), false)
 	f.Add([]byte{0x81, 0xa5, 't', 'o', 'o', 'l', 's', 0xc0}, true)
 	f.Add([]byte{}, true)
+	f.Add([]byte(`{"session_id":"s","Session_id":"s","input":[{"role":"user","content":"x"}]}`), false)
+	f.Add([]byte(`{"session_id":"s","input":[{"role":"user","content":"x"}],"tools":[{"name":"t","parameters":{"a":[[[[[[1]]]]]]}}]}`), false)
+	f.Add([]byte("\x81\xa5tools\x91\x81\xaaparameters\x81\xa1a\x91\x91\x91\x91\xc0"), true)
 
 	f.Fuzz(func(t *testing.T, data []byte, useMsgpack bool) {
 		codec := wire.JSON
@@ -57,6 +62,10 @@ func FuzzDecodeTurnRequest(f *testing.F) {
 		for _, d := range decoders {
 			var r wire.TurnRequest
 			if err := d.decode(data, &r); err != nil {
+				var ve *wire.ValidationError
+				if d.name == "UnmarshalStrict" && !errors.As(err, &ve) {
+					t.Fatalf("%s.UnmarshalStrict(%q) = %T %v; want a *wire.ValidationError", codec.ContentType(), data, err, err)
+				}
 				continue
 			}
 			if err := r.Validate(r.SessionID, wire.Limits{}); err != nil {
@@ -179,4 +188,159 @@ func cmpOr(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
+}
+
+// FuzzCheckJSON runs the pre-pass on arbitrary bytes. It must not panic; a
+// document it accepts is valid JSON that decodes; one it rejects gets a
+// *wire.ValidationError with a short ASCII path.
+func FuzzCheckJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"a":[1,2,{"b":null}],"c":"\u00e9\ud83e\udd9c"}`, `[]`, `0`, `-1.5e-7`, `"x"`, `{"a":1,"a":2}`,
+		"\"\xff\"", `"\ud800"`, `[1,]`, `{"a" 1}`, strings.Repeat("[", 70) + strings.Repeat("]", 70),
+		strings.Repeat(`{"k":`, 70) + "0" + strings.Repeat("}", 70), `{"` + strings.Repeat("x", 100) + `":[}`,
+	} {
+		f.Add([]byte(s), uint8(0), uint16(0))
+	}
+	f.Add([]byte(`[[[1]]]`), uint8(2), uint16(3))
+	f.Fuzz(func(t *testing.T, data []byte, depth uint8, elements uint16) {
+		lim := wire.ScanLimits{MaxDepth: int(depth), MaxElements: int(elements)}
+		err := wire.CheckJSON(data, lim)
+		if err != nil {
+			var ve *wire.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("CheckJSON(%q) = %T %v; want a *wire.ValidationError", data, err, err)
+			}
+			if ve.Reason != wire.ReasonTooLarge && ve.Reason != wire.ReasonMalformed {
+				t.Errorf("CheckJSON(%q) reason = %q; want too_large or malformed", data, ve.Reason)
+			}
+			if len(ve.Field) > 128 || !isASCII(ve.Field) {
+				t.Errorf("CheckJSON(%q) field = %q; want at most 128 ASCII bytes", data, ve.Field)
+			}
+			return
+		}
+		if !json.Valid(data) || !utf8.Valid(data) {
+			t.Fatalf("CheckJSON(%q) = nil; but it is not valid UTF-8 JSON", data)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("CheckJSON(%q) = nil; but it does not decode: %v", data, err)
+		}
+		// A value within the limits passes the same limits as a Go value.
+		if err := wire.CheckValue(v, lim); err != nil {
+			t.Errorf("CheckValue(decoded %q) = %v; want nil after CheckJSON accepted it", data, err)
+		}
+	})
+}
+
+// FuzzDecodeNested decodes requests whose tool parameters nest depth
+// levels of arrays or maps holding width values, in either codec: near,
+// at and far past the limits. Decoding must not panic; a rejection is a
+// *wire.ValidationError (too_large past the limits); an accepted request
+// validates and encodes again without error.
+func FuzzDecodeNested(f *testing.F) {
+	for _, d := range []uint32{0, 1, 59, 60, 61, 100, 10_000, 1_000_000} {
+		for _, kind := range []uint8{0, 1, 2} {
+			f.Add(d, uint32(1), kind, false)
+			f.Add(d, uint32(1), kind, true)
+		}
+	}
+	f.Add(uint32(2), uint32(99_980), uint8(0), false)
+	f.Add(uint32(2), uint32(99_990), uint8(0), true)
+	f.Add(uint32(2), uint32(300_000), uint8(1), true)
+	f.Fuzz(func(t *testing.T, depth, width uint32, kind uint8, useMsgpack bool) {
+		depth %= 1_100_000
+		width %= 600_000
+		data := nestedRequest(int(depth), int(width), kind%3, useMsgpack)
+		codec := wire.JSON
+		if useMsgpack {
+			codec = wire.Msgpack
+		}
+		for _, strict := range []bool{true, false} {
+			var r wire.TurnRequest
+			var err error
+			if strict {
+				err = codec.UnmarshalStrict(data, &r)
+			} else {
+				err = codec.Unmarshal(data, &r)
+			}
+			// Root, tools, tool and parameters nest 4 levels around the
+			// depth levels and the innermost array.
+			if tooDeep := depth+5 > 64; tooDeep || err != nil {
+				var ve *wire.ValidationError
+				if !errors.As(err, &ve) {
+					t.Fatalf("%s decode (strict %v) of depth %d, width %d = %v; want a *wire.ValidationError", codec.ContentType(), strict, depth, width, err)
+				}
+				if tooDeep && ve.Reason != wire.ReasonTooLarge {
+					t.Errorf("%s decode of depth %d = %v; want too_large", codec.ContentType(), depth, err)
+				}
+				continue
+			}
+			if err := r.Validate("s1", wire.Limits{MaxToolSchemaBytes: 4 << 20}); err != nil {
+				var ve *wire.ValidationError
+				if !errors.As(err, &ve) {
+					t.Fatalf("Validate = %v; want nil or a *wire.ValidationError", err)
+				}
+			}
+			if _, err := codec.Marshal(&r); err != nil {
+				t.Errorf("%s.Marshal(decoded request of depth %d, width %d) = %v; want nil", codec.ContentType(), depth, width, err)
+			}
+		}
+	})
+}
+
+// nestedRequest builds a request whose first tool's parameters hold, under
+// "a", depth levels of arrays (kind 0), maps (kind 1) or both (kind 2)
+// around an array of width zeros. Past the limits it stops writing closers
+// once the document is over 1 MiB, as an attacker would.
+func nestedRequest(depth, width int, kind uint8, useMsgpack bool) []byte {
+	if useMsgpack {
+		b := []byte("\x83\xaasession_id\xa2s1\xa5input\x91\x82\xa4role\xa4user\xa7content\xa2hi" +
+			"\xa5tools\x91\x82\xa4name\xa1x\xaaparameters\x81\xa1a")
+		for i := range depth {
+			if kind == 0 || kind == 2 && i%2 == 0 {
+				b = append(b, 0x91)
+			} else {
+				b = append(b, 0x81, 0xa1, 'k')
+			}
+		}
+		b = append(b, 0xdd, byte(width>>24), byte(width>>16), byte(width>>8), byte(width))
+		return append(b, make([]byte, width)...) // positive fixint zeros
+	}
+	var b strings.Builder
+	b.WriteString(`{"session_id":"s1","input":[{"role":"user","content":"hi"}],"tools":[{"name":"x","parameters":{"a":`)
+	closers := make([]byte, 0, 64)
+	for i := range depth {
+		if kind == 0 || kind == 2 && i%2 == 0 {
+			b.WriteString("[")
+			if len(closers) < cap(closers) {
+				closers = append(closers, ']')
+			}
+		} else {
+			b.WriteString(`{"k":`)
+			if len(closers) < cap(closers) {
+				closers = append(closers, '}')
+			}
+		}
+	}
+	b.WriteString("[")
+	b.WriteString(strings.TrimSuffix(strings.Repeat("0,", width), ","))
+	b.WriteString("]")
+	if depth <= cap(closers) {
+		for i := len(closers) - 1; i >= 0; i-- {
+			b.WriteByte(closers[i])
+		}
+	}
+	b.WriteString("}}]}")
+	return []byte(b.String())
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

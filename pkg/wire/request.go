@@ -43,13 +43,27 @@ type Tool struct {
 }
 
 // Budgets bound one turn. Zero fields mean "the worker's default".
+// TurnRequest.Validate rejects a negative value or one above its maximum
+// with ReasonInvalidBudgets and the field's path ("budgets.wall_clock_ms").
 type Budgets struct {
-	// MaxIterations caps provider calls (steps) in the turn.
+	// MaxIterations caps provider calls (steps) in the turn. At most
+	// MaxBudgetCount.
 	MaxIterations int `json:"max_iterations,omitempty"`
-	// MaxToolCalls caps tool calls dispatched in the turn.
+	// MaxToolCalls caps tool calls dispatched in the turn. At most
+	// MaxBudgetCount.
 	MaxToolCalls int `json:"max_tool_calls,omitempty"`
-	// MaxRepeatedToolFailures caps failures of the same tool with the same outcome.
+	// MaxRepeatedToolFailures caps failures of the same tool with the same
+	// outcome. At most MaxBudgetCount.
 	MaxRepeatedToolFailures int `json:"max_repeated_tool_failures,omitempty"`
-	// WallClockMS caps the turn's duration in milliseconds.
+	// WallClockMS caps the turn's duration in milliseconds. At most
+	// MaxBudgetWallClockMS.
 	WallClockMS int64 `json:"wall_clock_ms,omitempty"`
 }
+
+// Budget maxima. MaxBudgetWallClockMS is 30 days: far below the
+// 2^63 ns (about 292 years) where time.Duration(ms)*time.Millisecond
+// overflows, so a valid budget converts and adds to a time safely.
+const (
+	MaxBudgetCount       = 1_000_000
+	MaxBudgetWallClockMS = 30 * 24 * 60 * 60 * 1000 // 2,592,000,000
+)

@@ -82,6 +82,27 @@ func (s Subjects) Dead(session string) string { return s.p() + ".dead." + sessio
 // matching every session (and turn, for chunks).
 func (s Subjects) All(kind string) string { return s.p() + "." + kind + ".>" }
 
+// ParseSubmit returns the session token of a submit subject. It returns a
+// *ValidationError with ReasonInvalidSubject (and Field "subject") when subj
+// is not exactly <prefix>.submit.<session>: another prefix or kind, a
+// missing or empty session token, extra tokens ("turn.submit.a.b"), or a
+// session token that is not a ValidToken (no request could match it).
+func (s Subjects) ParseSubmit(subj string) (string, error) {
+	prefix := s.p() + ".submit."
+	session, ok := strings.CutPrefix(subj, prefix)
+	switch {
+	case !ok:
+		return "", invalid(ReasonInvalidSubject, "subject", "not a %s<session> subject", prefix)
+	case session == "":
+		return "", invalid(ReasonInvalidSubject, "subject", "no session token")
+	case strings.Contains(session, "."):
+		return "", invalid(ReasonInvalidSubject, "subject", "extra tokens after the session token")
+	case !ValidToken(session):
+		return "", invalid(ReasonInvalidSubject, "subject", "session token must be 1-128 characters of [A-Za-z0-9_-]")
+	}
+	return session, nil
+}
+
 // SessionOf returns the session token of a submit, cancel, chunk, message,
 // event, result or dead subject, or "" if subj is not one of them.
 func (s Subjects) SessionOf(subj string) string {

@@ -25,4 +25,10 @@ type ToolResult struct {
 	CallID    string `json:"call_id"`
 	Content   string `json:"content"`
 	IsError   bool   `json:"is_error,omitempty"`
+	// ContentTruncated is set by a tool worker that cut Content to fit the
+	// server's payload limit (see TruncateContent): Content ends with
+	// TruncationMarker, and ContentBytes is the size in bytes of the whole
+	// result.
+	ContentTruncated bool `json:"content_truncated,omitempty"`
+	ContentBytes     int  `json:"content_bytes,omitempty"`
 }

@@ -8,6 +8,12 @@ import (
 
 // Limits bound the size of a TurnRequest. The zero value of a field means the
 // DefaultLimits value.
+//
+// MaxRequestBytes, MaxDepth and MaxElements bound the encoded request and
+// are enforced by the decoders' pre-pass (UnmarshalStrictWithin), before
+// anything recursive runs; the other fields are checked by Validate on the
+// decoded request. Validate also bounds the depth and element count of each
+// tool's Parameters, so a request built in Go is as safe as a decoded one.
 type Limits struct {
 	// MaxInputMessages caps len(Input). Default 64.
 	MaxInputMessages int
@@ -17,6 +23,18 @@ type Limits struct {
 	MaxTools int
 	// MaxToolSchemaBytes caps each tool's JSON-encoded parameter schema. Default 64 KiB.
 	MaxToolSchemaBytes int
+	// MaxRequestBytes caps the encoded request. Default 1 MiB, the NATS
+	// default max_payload.
+	MaxRequestBytes int
+	// MaxDepth caps the nesting of arrays and objects anywhere in the
+	// request (the request object is level 1, a tool's parameters level
+	// 4). Default 64.
+	MaxDepth int
+	// MaxElements caps the values in the request, containers and scalars
+	// alike, object keys not counted. Default 100,000: a 1 MiB request of
+	// small values can hold about 500,000, a realistic one a few thousand;
+	// 100,000 decoded values stay within tens of MiB.
+	MaxElements int
 }
 
 // DefaultLimits are used for zero fields of Limits.
@@ -25,6 +43,16 @@ var DefaultLimits = Limits{
 	MaxContentBytes:    256 << 10,
 	MaxTools:           128,
 	MaxToolSchemaBytes: 64 << 10,
+	MaxRequestBytes:    1 << 20,
+	MaxDepth:           64,
+	MaxElements:        100_000,
+}
+
+// Scan returns the limits of the decoders' pre-pass: MaxRequestBytes,
+// MaxDepth and MaxElements, defaults applied.
+func (l Limits) Scan() ScanLimits {
+	l = l.withDefaults()
+	return ScanLimits{MaxBytes: l.MaxRequestBytes, MaxDepth: l.MaxDepth, MaxElements: l.MaxElements}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -40,6 +68,15 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxToolSchemaBytes <= 0 {
 		l.MaxToolSchemaBytes = DefaultLimits.MaxToolSchemaBytes
 	}
+	if l.MaxRequestBytes <= 0 {
+		l.MaxRequestBytes = DefaultLimits.MaxRequestBytes
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultLimits.MaxDepth
+	}
+	if l.MaxElements <= 0 {
+		l.MaxElements = DefaultLimits.MaxElements
+	}
 	return l
 }
 
@@ -48,7 +85,10 @@ func (l Limits) withDefaults() Limits {
 func ValidToolName(name string) bool { return len(name) <= 64 && ValidToken(name) }
 
 // Validate checks r as it arrived on the submit subject of subjectSession.
-// It returns a *ValidationError naming the first problem found.
+// It returns a *ValidationError naming the first problem found. Nothing in
+// it recurses without bound: each tool's Parameters is walked iteratively
+// against lim.MaxDepth and lim.MaxElements (and for valid UTF-8 in every
+// key and string) before it is encoded to measure its size.
 func (r *TurnRequest) Validate(subjectSession string, lim Limits) error {
 	lim = lim.withDefaults()
 	if !ValidToken(r.SessionID) {
@@ -106,6 +146,10 @@ func (r *TurnRequest) Validate(subjectSession string, lim Limits) error {
 			return err
 		}
 		if t.Parameters != nil {
+			// Bounded first: json.Marshal recurses once per level.
+			if err := walkValue(field+".parameters", t.Parameters, lim.Scan(), true); err != nil {
+				return err
+			}
 			b, err := json.Marshal(t.Parameters)
 			if err != nil {
 				return invalid(ReasonInvalidTool, field+".parameters", "not representable as JSON: %v", err)
@@ -119,9 +163,30 @@ func (r *TurnRequest) Validate(subjectSession string, lim Limits) error {
 		}
 	}
 	if b := r.Budgets; b != nil {
-		if b.MaxIterations < 0 || b.MaxToolCalls < 0 || b.MaxRepeatedToolFailures < 0 || b.WallClockMS < 0 {
-			return invalid(ReasonInvalidBudgets, "budgets", "budgets cannot be negative")
+		if err := b.validate(); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// validate checks that every budget is within [0, its maximum].
+func (b *Budgets) validate() error {
+	counts := []struct {
+		field string
+		v     int
+	}{
+		{"budgets.max_iterations", b.MaxIterations},
+		{"budgets.max_tool_calls", b.MaxToolCalls},
+		{"budgets.max_repeated_tool_failures", b.MaxRepeatedToolFailures},
+	}
+	for _, c := range counts {
+		if c.v < 0 || c.v > MaxBudgetCount {
+			return invalid(ReasonInvalidBudgets, c.field, "%d is out of range [0, %d]", c.v, MaxBudgetCount)
+		}
+	}
+	if b.WallClockMS < 0 || b.WallClockMS > MaxBudgetWallClockMS {
+		return invalid(ReasonInvalidBudgets, "budgets.wall_clock_ms", "%d is out of range [0, %d] (30 days)", b.WallClockMS, int64(MaxBudgetWallClockMS))
 	}
 	return nil
 }

@@ -90,10 +90,22 @@ func TestTurnRequestValidate(t *testing.T) {
 		{name: "parameters too large", lim: Limits{MaxToolSchemaBytes: 50}, wantReason: ReasonTooLarge, wantField: "tools[0].parameters"},
 		{name: "parameters array type", mutate: func(r *TurnRequest) { r.Tools[0].Parameters["type"] = "array" }, wantReason: ReasonInvalidTool, wantField: "tools[0].parameters"},
 		{name: "parameters type list", mutate: func(r *TurnRequest) { r.Tools[0].Parameters["type"] = []any{"object"} }, wantReason: ReasonInvalidTool, wantField: "tools[0].parameters"},
-		{name: "negative iterations", mutate: func(r *TurnRequest) { r.Budgets.MaxIterations = -1 }, wantReason: ReasonInvalidBudgets, wantField: "budgets"},
-		{name: "negative tool calls", mutate: func(r *TurnRequest) { r.Budgets.MaxToolCalls = -1 }, wantReason: ReasonInvalidBudgets, wantField: "budgets"},
-		{name: "negative repeated failures", mutate: func(r *TurnRequest) { r.Budgets.MaxRepeatedToolFailures = -2 }, wantReason: ReasonInvalidBudgets, wantField: "budgets"},
-		{name: "negative wall clock", mutate: func(r *TurnRequest) { r.Budgets.WallClockMS = -1 }, wantReason: ReasonInvalidBudgets, wantField: "budgets"},
+		{name: "parameters key invalid utf-8", mutate: func(r *TurnRequest) {
+			r.Tools[0].Parameters["properties"].(map[string]any)["\xff"] = map[string]any{}
+		}, wantReason: ReasonMalformed, wantField: "tools[0].parameters.properties"},
+		{name: "parameters string invalid utf-8", mutate: func(r *TurnRequest) { r.Tools[0].Parameters["description"] = "caf\xe9" }, wantReason: ReasonMalformed, wantField: "tools[0].parameters.description"},
+		{name: "parameters 65 levels deep", mutate: func(r *TurnRequest) {
+			var v any = map[string]any{}
+			for range 64 {
+				v = map[string]any{"p": v}
+			}
+			r.Tools[1].Parameters = v.(map[string]any)
+		}, wantReason: ReasonTooLarge, wantField: shortPath("tools[1].parameters.p" + strings.Repeat(".p", 63))},
+		{name: "parameters too many values", lim: Limits{MaxElements: 2}, wantReason: ReasonTooLarge, wantField: "tools[0].parameters"},
+		{name: "negative iterations", mutate: func(r *TurnRequest) { r.Budgets.MaxIterations = -1 }, wantReason: ReasonInvalidBudgets, wantField: "budgets.max_iterations"},
+		{name: "negative tool calls", mutate: func(r *TurnRequest) { r.Budgets.MaxToolCalls = -1 }, wantReason: ReasonInvalidBudgets, wantField: "budgets.max_tool_calls"},
+		{name: "negative repeated failures", mutate: func(r *TurnRequest) { r.Budgets.MaxRepeatedToolFailures = -2 }, wantReason: ReasonInvalidBudgets, wantField: "budgets.max_repeated_tool_failures"},
+		{name: "negative wall clock", mutate: func(r *TurnRequest) { r.Budgets.WallClockMS = -1 }, wantReason: ReasonInvalidBudgets, wantField: "budgets.wall_clock_ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -516,6 +528,8 @@ func TestChunkRaw(t *testing.T) {
 		{"quotes and backslashes", `he said "\x"`, "raw_text", `he said "\x"`},
 		{"invalid utf-8 text", "ok\xffok", "raw_text", "ok\ufffdok"},
 		{"invalid utf-8 in JSON string", "\"\xff\"", "raw_text", "\"\ufffd\""},
+		{"deep frame as text", strings.Repeat("[", 64) + strings.Repeat("]", 64), "raw_text", strings.Repeat("[", 64) + strings.Repeat("]", 64)},
+		{"deepest embedded frame", strings.Repeat("[", 63) + strings.Repeat("]", 63), "raw", strings.Repeat("[", 63) + strings.Repeat("]", 63)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,182 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/worker"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// A child worker process is this test binary run with these variables.
+const (
+	childWorkerEnv = "TURNSTREAM_TEST_CHILD_NATS"
+	childMockEnv   = "TURNSTREAM_TEST_CHILD_MOCK"
+	childCountEnv  = "TURNSTREAM_TEST_CHILD_COUNT" // a file: one line per poison decode
+	// poisonMarker in a request body makes the child kill itself with
+	// SIGKILL inside decode: a crash no recover can catch, like a stack
+	// overflow or the OOM killer.
+	poisonMarker = "KILL-THE-WORKER-IN-DECODE"
+)
+
+// runChildWorker runs a worker until SIGTERM, or until it kills itself.
+func runChildWorker() int {
+	worker.SetDecodeHook(func(data []byte) {
+		if !bytes.Contains(data, []byte(poisonMarker)) {
+			return
+		}
+		if f, err := os.OpenFile(os.Getenv(childCountEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			fmt.Fprintln(f, "decode")
+			f.Sync() //nolint:errcheck // best effort before dying
+			f.Close()
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGKILL) //nolint:errcheck // dies here
+		select {}
+	})
+	nc, err := nats.Connect(os.Getenv(childWorkerEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child worker:", err)
+		return 1
+	}
+	defer nc.Close()
+	cfg := config.Mock(os.Getenv(childMockEnv))
+	cfg.Worker.AckWait = config.Duration(2 * time.Second)
+	cfg.Worker.DrainTimeout = config.Duration(2 * time.Second)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel)
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Config: cfg, Log: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child worker:", err)
+		return 1
+	}
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "child worker:", err)
+		return 1
+	}
+	return 0
+}
+
+// child is a worker process started by startChild.
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	err  error         // cmd.Wait's result, once done is closed
+}
+
+func startChild(t *testing.T, e *env, countFile string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childWorkerEnv+"="+e.srv.URL(), childMockEnv+"="+e.http.URL+"/v1", childCountEnv+"="+countFile)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	go func() { c.err = cmd.Wait(); close(c.done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() //nolint:errcheck // may have exited
+		<-c.done
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("child worker stderr:\n%s", stderr.String())
+		}
+	})
+	return c
+}
+
+// TestPoisonRequestKillingWorkers: a request that kills the worker process
+// inside decode (SIGKILL, as a stack overflow or the OOM killer would) is
+// decoded once: the next delivery finds the intake guard left by the dead
+// one and dead-letters it with reason "poison" without decoding it again.
+// The session's next turn then runs, and the second worker survives.
+func TestPoisonRequestKillingWorkers(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	count := filepath.Join(t.TempDir(), "decodes")
+	ctx := ctxFor(t)
+
+	first := startChild(t, e, count)
+	eventually(t, "the first worker creates its consumer", func() bool {
+		_, err := e.js.Consumer(ctx, wire.StreamSubmit, "turn-workers")
+		return err == nil
+	})
+	poison := `{"session_id":"p1","turn_id":"bad","input":[{"role":"user","content":"` + poisonMarker + `"}]}`
+	if _, err := e.js.Publish(ctx, "turn.submit.p1", []byte(poison)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.js.Publish(ctx, "turn.submit.p1", []byte(`{"session_id":"p1","turn_id":"good","input":[{"role":"user","content":"hi"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.done:
+		err := first.err
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || !strings.Contains(ee.String(), "killed") {
+			t.Fatalf("first worker exited with %v; want killed by SIGKILL in decode", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("the first worker did not die decoding the poison request")
+	}
+
+	second := startChild(t, e, count)
+	ev := waitRejected(t, e.js, "p1")
+	if ev.Payload["reason"] != "poison" || ev.TurnID != "" {
+		t.Errorf("turn.rejected = %+v; want reason poison with no turn id (the request was not decoded)", ev.Payload)
+	}
+	eventually(t, "the poison request is dead-lettered", func() bool { return deadLetters(ctx, t, e.js)[poison] != "" })
+	if got := deadLetters(ctx, t, e.js)[poison]; got != "poison" {
+		t.Errorf("dead letter reason = %q; want poison", got)
+	}
+	if term := waitTerminal(t, e.js, "p1", "good"); term.Type != wire.EventTurnCompleted {
+		t.Errorf("the session's next turn ended %s %v; want turn.completed", term.Type, term.Payload)
+	}
+	b, err := os.ReadFile(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "decode"); n != 1 {
+		t.Errorf("the poison request was decoded %d times; want 1", n)
+	}
+	select {
+	case <-second.done:
+		t.Fatalf("the second worker died (%v); it must dead-letter the request without decoding it", second.err)
+	default:
+	}
+	second.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck // checked by Wait
+	select {
+	case <-second.done:
+		if second.err != nil {
+			t.Errorf("second worker exited with %v; want a clean drain", second.err)
+		}
+	case <-time.After(wait):
+		t.Error("second worker did not drain")
+	}
+	// Nothing of the session is left in the work queue.
+	s, err := e.js.Stream(ctx, wire.StreamSubmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter("turn.submit.p1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(info.State.Subjects); n != 0 {
+		t.Errorf("%d requests of p1 left in the work queue; want 0", n)
+	}
+}
