@@ -14,6 +14,9 @@ import (
 )
 
 func main() {
+	if os.Getenv(childNATSEnv) != "" {
+		os.Exit(childWorker()) // a worker process of a --hostile run
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -41,6 +44,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f.BoolVar(&o.Tools, "tools", false, "offer the demo tools get_time and calculate (two steps per turn)")
 	f.DurationVar(&o.MockLatency, "latency", 0, "embedded mock provider's delay before each streamed frame")
 	f.DurationVar(&o.TurnTimeout, "turn-timeout", defaultTurnTimeout, "bound of one turn, submit to terminal event")
+	hostileRun := f.Bool("hostile", false, "run the bounded-memory check instead: a worker process takes hostile requests, provider floods and huge tool results among valid turns")
+	var ho HostileOptions
+	f.IntVar(&ho.Senders, "hostile-senders", 64, "--hostile: hostile ~1 MB requests in flight at once")
+	f.IntVar(&ho.Rounds, "hostile-rounds", 4, "--hostile: requests each sender sends")
+	f.IntVar(&ho.Floods, "hostile-floods", 14, "--hostile: turns answered with a provider flood (each kind in turn)")
+	f.Int64Var(&ho.FloodBytes, "flood-bytes", 256<<20, "--hostile: size of each provider flood")
+	f.IntVar(&ho.Heavy, "hostile-heavy", 16, "--hostile: turns offering the costliest schema within the limits")
+	f.IntVar(&ho.BigResults, "hostile-big-results", 16, "--hostile: turns whose tool returns 2 MiB")
+	f.IntVar(&ho.Valid, "hostile-valid", 64, "--hostile: valid turns in each phase")
+	rssMiB := f.Int64("rss-bound-mib", 512, "--hostile: the worker's allowed peak RSS")
 	baseline := f.Bool("baseline", true, "also measure raw JetStream publish and consume on the same server")
 	jsonPath := f.String("json", "", "also write the report as JSON to this file")
 	logLevel := f.String("log-level", "error", "embedded stack log level (debug, info, warn, error, disabled)")
@@ -66,6 +79,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.SkipBaseline = !*baseline
 	o.Log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).Level(level).With().Timestamp().Logger()
 
+	if *hostileRun {
+		ho.RSSBound, ho.TurnTimeout, ho.Log = *rssMiB<<20, o.TurnTimeout, o.Log
+		hrep, err := RunHostile(ctx, ho)
+		if hrep != nil {
+			if werr := hrep.WriteText(stdout); werr != nil {
+				return werr
+			}
+			if *jsonPath != "" {
+				if werr := writeJSON(*jsonPath, hrep); werr != nil {
+					return werr
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if !hrep.OK() {
+			return errIncomplete
+		}
+		return nil
+	}
 	rep, runErr := Run(ctx, o)
 	if rep == nil {
 		return runErr
@@ -87,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func writeJSON(path string, rep *Report) (err error) {
+func writeJSON(path string, rep interface{ WriteJSON(io.Writer) error }) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("loadtest: --json: %w", err)

@@ -223,11 +223,17 @@ func eventOutcome(ev *wire.SessionEvent) string {
 
 const outcomeCompleted = "completed"
 
+// reason is the event's reason, with the provider failure class when it
+// has one ("provider_failed:RESPONSE_TOO_LARGE").
 func reason(ev *wire.SessionEvent) string {
-	if s, ok := ev.Payload["reason"].(string); ok && s != "" {
-		return s
+	s, ok := ev.Payload["reason"].(string)
+	if !ok || s == "" {
+		s = "unknown"
 	}
-	return "unknown"
+	if class, ok := ev.Payload["class"].(string); ok && class != "" {
+		s += ":" + class
+	}
+	return s
 }
 
 // sampleChunks returns a chunk this run stored, to copy its headers and

@@ -36,15 +36,20 @@ type Block struct {
 	redactor *redact.Stream
 }
 
-// Text returns the block's text, reasoning or tool-call arguments so far.
+// Text returns the block's text, reasoning or tool-call arguments so far;
+// "" for a nil block.
 func (b *Block) Text() string {
+	if b == nil {
+		return ""
+	}
 	if b.argsObject != nil {
 		return string(b.argsObject)
 	}
 	return b.text.String()
 }
 
-// Assembler collects one provider attempt. Use it from one goroutine.
+// Assembler collects one provider attempt, within its Limits. Use it from
+// one goroutine.
 type Assembler struct {
 	blocks    []*Block
 	byIndex   map[int]*Block
@@ -54,6 +59,12 @@ type Assembler struct {
 	explicit  bool
 	respID    string
 	frame     wire.Delta // the normalized delta of the frame being translated
+
+	limits Limits
+	err    *LimitError
+	// What the limits count so far: text and reasoning bytes, tool calls,
+	// and the message size (see Limits.MessageBytes).
+	text, reasoning, calls, message int
 }
 
 // New returns an empty assembler.
@@ -61,10 +72,17 @@ func New() *Assembler { return &Assembler{byIndex: make(map[int]*Block, 4)} }
 
 // block returns the block at index, creating it with kind; it returns nil
 // when the index holds a block of another kind (fragments never cross
-// identities) or the block has ended.
+// identities) or the block has ended, and when a new tool call would cross
+// the limits.
 func (a *Assembler) block(index int, kind BlockKind) *Block {
 	b, ok := a.byIndex[index]
 	if !ok {
+		if kind == KindToolCall {
+			if !a.within(a.calls, 1, a.limits.ToolCalls, LimitToolCalls) || !a.charge(callAllowance) {
+				return nil
+			}
+			a.calls++
+		}
 		b = &Block{Index: index, Kind: kind}
 		a.byIndex[index] = b
 		a.blocks = append(a.blocks, b)
@@ -84,24 +102,30 @@ func (a *Assembler) Block(index int) *Block { return a.byIndex[index] }
 
 // Text appends visible text to the text block at index.
 func (a *Assembler) Text(index int, s string) {
-	if s == "" || a.terminal {
+	if s == "" || a.stopped() {
 		return
 	}
-	if b := a.block(index, KindText); b != nil {
-		b.text.WriteString(s)
-		a.frame.Text += s
+	b := a.block(index, KindText)
+	if b == nil || !a.within(a.text, len(s), a.limits.TextBytes, LimitTextBytes) || !a.charge(jsonSize(s)) {
+		return
 	}
+	a.text += len(s)
+	b.text.WriteString(s)
+	a.frame.Text += s
 }
 
 // Reasoning appends reasoning to the reasoning block at index. Reasoning
 // never enters the normalized delta.
 func (a *Assembler) Reasoning(index int, s string) {
-	if s == "" || a.terminal {
+	if s == "" || a.stopped() {
 		return
 	}
-	if b := a.block(index, KindReasoning); b != nil {
-		b.text.WriteString(s)
+	b := a.block(index, KindReasoning)
+	if b == nil || !a.within(a.reasoning, len(s), a.limits.ReasoningBytes, LimitReasoningBytes) {
+		return
 	}
+	a.reasoning += len(s)
+	b.text.WriteString(s)
 }
 
 // ToolCall starts or continues the tool-call block at index. A non-empty id
@@ -109,7 +133,7 @@ func (a *Assembler) Reasoning(index int, s string) {
 // on every fragment are never concatenated, and an empty continuation name
 // never erases the first.
 func (a *Assembler) ToolCall(index int, id, name string) {
-	if a.terminal {
+	if a.stopped() {
 		return
 	}
 	_, existed := a.byIndex[index]
@@ -117,14 +141,20 @@ func (a *Assembler) ToolCall(index int, id, name string) {
 	if b == nil {
 		return
 	}
-	if b.ID == "" && id != "" {
-		b.ID = id
-	}
 	if !existed {
 		d := a.toolDelta(index)
 		d.Start = true
 	}
+	if b.ID == "" && id != "" {
+		if !a.charge(jsonSize(id)) {
+			return
+		}
+		b.ID = id
+	}
 	if b.Name == "" && name != "" {
+		if !a.charge(jsonSize(name)) {
+			return
+		}
 		b.Name = name
 		a.toolDelta(index).Name = name
 	}
@@ -132,11 +162,12 @@ func (a *Assembler) ToolCall(index int, id, name string) {
 
 // ToolArgs appends an argument fragment to the tool-call block at index.
 func (a *Assembler) ToolArgs(index int, fragment string) {
-	if fragment == "" || a.terminal {
+	if fragment == "" || a.stopped() {
 		return
 	}
 	b := a.block(index, KindToolCall)
-	if b == nil || b.argsObject != nil {
+	if b == nil || b.argsObject != nil ||
+		!a.within(b.text.Len(), len(fragment), a.limits.ArgumentBytes, LimitArgumentBytes) || !a.charge(jsonSize(fragment)) {
 		return
 	}
 	b.text.WriteString(fragment)
@@ -150,11 +181,12 @@ func (a *Assembler) ToolArgs(index int, fragment string) {
 // from a JSON object or array a provider sent instead of a string. It is
 // ignored if arguments were already received.
 func (a *Assembler) ToolArgsObject(index int, raw []byte) {
-	if a.terminal {
+	if a.stopped() {
 		return
 	}
 	b := a.block(index, KindToolCall)
-	if b == nil || b.text.Len() > 0 || b.argsObject != nil {
+	if b == nil || b.text.Len() > 0 || b.argsObject != nil ||
+		!a.within(0, len(raw), a.limits.ArgumentBytes, LimitArgumentBytes) || !a.charge(jsonSize(string(raw))) {
 		return
 	}
 	b.argsObject = append([]byte(nil), raw...)
@@ -188,7 +220,13 @@ func (a *Assembler) EndAll() {
 // Finish records the provider's raw finish reason. The last non-empty value
 // seen before the terminal marker wins; an empty value never clears it.
 func (a *Assembler) Finish(raw string) {
-	if raw == "" || a.terminal {
+	if raw == "" || a.stopped() || raw == a.finishRaw {
+		return
+	}
+	old := jsonSize(a.finishRaw)
+	a.message -= old
+	if !a.charge(jsonSize(raw)) {
+		a.message += old
 		return
 	}
 	a.finishRaw = raw
@@ -198,7 +236,7 @@ func (a *Assembler) Finish(raw string) {
 // twice, or cumulatively on every chunk; the last report carries the final
 // values, so each replaces the one before.
 func (a *Assembler) Usage(u wire.Usage) {
-	if a.terminal {
+	if a.stopped() {
 		return
 	}
 	a.usage = &u
@@ -217,7 +255,7 @@ func (a *Assembler) ExplicitEnds() { a.explicit = true }
 // provider reported along the way (a finish on every chunk, cumulative
 // usage) is settled only here.
 func (a *Assembler) Terminal() {
-	if a.terminal {
+	if a.stopped() {
 		return
 	}
 	for _, b := range a.blocks {
@@ -234,7 +272,7 @@ func (a *Assembler) Terminal() {
 
 // ResponseID records the provider's id of the response; the first wins.
 func (a *Assembler) ResponseID(id string) {
-	if a.respID == "" {
+	if a.respID == "" && id != "" && a.err == nil && a.charge(jsonSize(id)) {
 		a.respID = id
 	}
 }

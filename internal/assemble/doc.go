@@ -11,7 +11,10 @@
 //
 // It enforces the completion contract: a tool call is executable only when
 // its block was ended and the stream reached its terminal marker; arguments
-// that merely parse so far are not complete. It knows no wire format: the
+// that merely parse so far are not complete. It bounds what it accumulates
+// (Limits: text, reasoning, tool calls, argument and message bytes): the
+// operation that would cross a limit is refused and reported by Err, and
+// nothing is taken after it. It knows no wire format: the
 // adapters in internal/provider/<api> translate their streams into calls on
 // an Assembler.
 package assemble

@@ -11,10 +11,6 @@ import (
 // must stop writing.
 var ErrFenced = errors.New("bus: session log moved under this writer (fenced)")
 
-// ErrTooLarge means a record does not fit the server's max payload. It is
-// never retried: the same record would not fit on a redelivery either.
-var ErrTooLarge = errors.New("bus: record exceeds the server's max payload")
-
 func isWrongLastSequence(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {

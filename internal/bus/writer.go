@@ -103,10 +103,10 @@ func (w *TurnWriter) MaxRecordBytes() int {
 	return int(w.js.Conn().MaxPayload()) - headerRoom
 }
 
-// fits reports ErrTooLarge for a record the server would refuse.
+// fits reports wire.ErrRecordTooLarge for a record the server would refuse.
 func (w *TurnWriter) fits(m *nats.Msg) error {
 	if max := w.MaxRecordBytes(); len(m.Data) > max {
-		return fmt.Errorf("%w: %s record of %d bytes, at most %d", ErrTooLarge, m.Subject, len(m.Data), max)
+		return fmt.Errorf("bus: %w: %s record of %d bytes, at most %d", wire.ErrRecordTooLarge, m.Subject, len(m.Data), max)
 	}
 	return nil
 }

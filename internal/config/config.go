@@ -33,7 +33,96 @@ type Config struct {
 	NATS NATS `yaml:"nats" json:"nats"`
 	// History tunes prompt assembly.
 	History History `yaml:"history" json:"history"`
+	// Limits bound what one provider answer and one tool result may bring
+	// in.
+	Limits Limits `yaml:"limits,omitempty" json:"limits,omitempty"`
 }
+
+// Limits bound what the worker takes in from providers and tools.
+type Limits struct {
+	// Response bounds each provider attempt.
+	Response ResponseLimits `yaml:"response,omitempty" json:"response,omitempty"`
+	// ToolResult bounds each tool result the worker stores.
+	ToolResult ToolResultLimits `yaml:"tool_result,omitempty" json:"tool_result,omitempty"`
+}
+
+// ResponseLimits bound one provider attempt, enforced while the answer
+// streams so nothing is buffered past them; crossing one fails the attempt
+// with RESPONSE_TOO_LARGE, which is not retried on the same target and
+// falls back to the next one. Zero fields take the defaults, chosen so
+// that whatever passes them can be published with NATS's default 1 MiB
+// max payload (1,044,480 bytes of record, 4 KiB being kept for headers):
+//
+//   - a chunk record carries one raw frame (at most MaxEventBytes, 256 KiB,
+//     verbatim when it is JSON) and its normalized delta (at most twice the
+//     frame: decoded strings escaped again), plus an envelope under 2 KiB:
+//     3 * 256 KiB + 2 KiB = 770 KiB;
+//   - the assistant message record carries at most MaxMessageBytes (960
+//     KiB, counted JSON-escaped: text, every call's id, name and arguments)
+//     plus an envelope under 4 KiB: under 964 KiB. MaxTextBytes (512 KiB)
+//     and MaxArgumentBytes (256 KiB a call) bound the parts, the message
+//     limit their sum: 128 calls of 256 KiB would not fit.
+//
+// Raise them together with the server's max_payload. The fields match
+// provider.Limits one for one: the worker converts with
+// provider.Limits(cfg.Limits.Response).
+type ResponseLimits struct {
+	// MaxLineBytes caps one SSE line, counted since the last newline.
+	// Default 262144 (256 KiB).
+	MaxLineBytes int `yaml:"max_line_bytes,omitempty" json:"max_line_bytes,omitempty"`
+	// MaxEventBytes caps one SSE event (the bytes of its lines since the
+	// last blank line), a non-streamed body, an HTTP error body and every
+	// frame relayed. At least MaxLineBytes. Default 262144 (256 KiB).
+	MaxEventBytes int `yaml:"max_event_bytes,omitempty" json:"max_event_bytes,omitempty"`
+	// MaxStreamBytes caps one answer's event stream. At least
+	// MaxEventBytes. Default 67108864 (64 MiB).
+	MaxStreamBytes int `yaml:"max_stream_bytes,omitempty" json:"max_stream_bytes,omitempty"`
+	// MaxTextBytes caps the visible text. Default 524288 (512 KiB).
+	MaxTextBytes int `yaml:"max_text_bytes,omitempty" json:"max_text_bytes,omitempty"`
+	// MaxReasoningBytes caps the reasoning. Default 524288 (512 KiB).
+	MaxReasoningBytes int `yaml:"max_reasoning_bytes,omitempty" json:"max_reasoning_bytes,omitempty"`
+	// MaxToolCalls caps the tool calls of one answer. Default 128.
+	MaxToolCalls int `yaml:"max_tool_calls,omitempty" json:"max_tool_calls,omitempty"`
+	// MaxArgumentBytes caps one tool call's arguments. Default 262144
+	// (256 KiB).
+	MaxArgumentBytes int `yaml:"max_argument_bytes,omitempty" json:"max_argument_bytes,omitempty"`
+	// MaxMessageBytes caps the finalized assistant message: text and every
+	// call's id, name and arguments, counted JSON-escaped. Default 983040
+	// (960 KiB).
+	MaxMessageBytes int `yaml:"max_message_bytes,omitempty" json:"max_message_bytes,omitempty"`
+	// MaxChunks caps the frames relayed. Default 131072.
+	MaxChunks int `yaml:"max_chunks,omitempty" json:"max_chunks,omitempty"`
+}
+
+// DefaultResponseLimits are the ResponseLimits defaults.
+var DefaultResponseLimits = ResponseLimits{
+	MaxLineBytes:      256 << 10,
+	MaxEventBytes:     256 << 10,
+	MaxStreamBytes:    64 << 20,
+	MaxTextBytes:      512 << 10,
+	MaxReasoningBytes: 512 << 10,
+	MaxToolCalls:      128,
+	MaxArgumentBytes:  256 << 10,
+	MaxMessageBytes:   960 << 10,
+	MaxChunks:         128 << 10,
+}
+
+// ToolResultLimits bound the tool results the worker stores.
+type ToolResultLimits struct {
+	// MaxBytes caps the content of a stored tool result; a larger result
+	// is stored truncated, with a marker saying so and its full size.
+	// Default 262144 (256 KiB).
+	MaxBytes int `yaml:"max_bytes,omitempty" json:"max_bytes,omitempty"`
+	// Redact passes tool results through credential redaction before they
+	// are stored (and flags those redacted). Default true.
+	Redact *bool `yaml:"redact,omitempty" json:"redact,omitempty"`
+}
+
+// DefaultToolResultMaxBytes is the ToolResultLimits.MaxBytes default.
+const DefaultToolResultMaxBytes = 256 << 10
+
+// Redacts reports whether tool results are redacted before they are stored.
+func (t ToolResultLimits) Redacts() bool { return t.Redact == nil || *t.Redact }
 
 // History tunes prompt assembly.
 type History struct {

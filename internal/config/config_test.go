@@ -40,6 +40,12 @@ func TestLoadFull(t *testing.T) {
 		Worker: Worker{Concurrency: 16, AckWait: Duration(45 * time.Second), MaxDeliver: 5,
 			ToolTimeout: Duration(2 * time.Minute), DrainTimeout: Duration(1500 * time.Millisecond)},
 		NATS: NATS{URL: "nats://127.0.0.1:4222", Prefix: "acme.turn", Replicas: 3},
+		Limits: Limits{
+			Response: ResponseLimits{MaxLineBytes: 128 << 10, MaxEventBytes: 192 << 10, MaxStreamBytes: 32 << 20,
+				MaxTextBytes: 256 << 10, MaxReasoningBytes: 1 << 20, MaxToolCalls: 32, MaxArgumentBytes: 64 << 10,
+				MaxMessageBytes: 512 << 10, MaxChunks: 64 << 10},
+			ToolResult: ToolResultLimits{MaxBytes: 128 << 10, Redact: ptr(false)},
+		},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(testdata/full.yaml) =\n%+v\nwant\n%+v", got, want)
@@ -103,6 +109,8 @@ routes: [{name: default, targets: [{provider: p, model: m}]}]
 		{"Providers[0].Headers", c.Providers[0].Headers, map[string]string(nil)},
 		{"Models[0].ContextTokens", c.Models[0].ContextTokens, DefaultContextTokens},
 		{"Models[0].Tools()", c.Models[0].Tools(), true},
+		{"Limits", c.Limits, Limits{Response: DefaultResponseLimits, ToolResult: ToolResultLimits{MaxBytes: DefaultToolResultMaxBytes, Redact: ptr(true)}}},
+		{"Limits.ToolResult.Redacts()", c.Limits.ToolResult.Redacts(), true},
 	}
 	for _, tt := range tests {
 		if !reflect.DeepEqual(tt.got, tt.want) {
@@ -208,6 +216,12 @@ func TestParseSchemaErrors(t *testing.T) {
 		{"target without model", "targets: [{provider: openai, model: gpt-4o-mini}]", "targets: [{provider: openai}]", []string{"/routes/0/targets/0", "model"}},
 		{"route name not a token", "name: default", "name: default.fast", []string{"/routes/0/name"}},
 		{"no providers", "providers:", "providers: []\nold_providers:", []string{"providers"}},
+		{"unknown limits key", "routes:", "limits: {request: {}}\nroutes:", []string{"/limits", "request"}},
+		{"misspelled response limit", "routes:", "limits: {response: {max_text: 10}}\nroutes:", []string{"/limits/response", "max_text"}},
+		{"negative response limit", "routes:", "limits: {response: {max_chunks: -1}}\nroutes:", []string{"/limits/response/max_chunks"}},
+		{"response limit over its maximum", "routes:", "limits: {response: {max_tool_calls: 5000}}\nroutes:", []string{"/limits/response/max_tool_calls"}},
+		{"tool result redact not a boolean", "routes:", "limits: {tool_result: {redact: sometimes}}\nroutes:", []string{"/limits/tool_result/redact"}},
+		{"unknown tool result key", "routes:", "limits: {tool_result: {truncate: true}}\nroutes:", []string{"/limits/tool_result", "truncate"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -349,6 +363,15 @@ func TestValidate(t *testing.T) {
 		{"relative base url", func(c *Config) { c.Providers[0].BaseURL = "localhost:8080" }, "base_url must be an http(s) URL"},
 		{"both key sources", func(c *Config) { c.Providers[0].APIKeyEnv, c.Providers[0].APIKeyFile = "K", "/k" }, "not both"},
 		{"route without targets", func(c *Config) { c.Routes[0].Targets = nil }, "at least one target is required"},
+		{"negative response limit", func(c *Config) { c.Limits.Response.MaxTextBytes = -1 }, "limits.response.max_text_bytes: -1 is out of range"},
+		{"zero limits take the defaults", func(c *Config) { c.Limits = Limits{} }, ""},
+		{"line limit under a KiB", func(c *Config) { c.Limits.Response.MaxLineBytes = 100 }, "limits.response.max_line_bytes: 100 is out of range: it must be from 1024"},
+		{"event limit over 64 MiB", func(c *Config) { c.Limits.Response.MaxEventBytes = 65 << 20 }, "limits.response.max_event_bytes: 68157440 is out of range"},
+		{"too many chunks", func(c *Config) { c.Limits.Response.MaxChunks = 1 << 30 }, "limits.response.max_chunks"},
+		{"tool result limit under a KiB", func(c *Config) { c.Limits.ToolResult.MaxBytes = 10 }, "limits.tool_result.max_bytes: 10 is out of range"},
+		{"line over event", func(c *Config) { c.Limits.Response.MaxLineBytes = 512 << 10 }, "max_line_bytes (524288) exceeds max_event_bytes (262144)"},
+		{"event over stream", func(c *Config) { c.Limits.Response.MaxEventBytes, c.Limits.Response.MaxStreamBytes = 1<<20, 512<<10 },
+			"max_event_bytes (1048576) exceeds max_stream_bytes (524288)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -555,5 +578,55 @@ func TestREADMEConfig(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("README.md has no whole config example")
+	}
+}
+
+// TestParseLimits: limits set in a file are kept, the others take their
+// defaults, and a cross-field problem is a semantic error naming the keys.
+func TestParseLimits(t *testing.T) {
+	const base = `
+providers: [{name: p, api: openai_chat_completions, base_url: "http://localhost:1/v1"}]
+models: [{provider: p, name: m}]
+routes: [{name: default, targets: [{provider: p, model: m}]}]
+`
+	c, err := Parse([]byte(base + "limits: {response: {max_text_bytes: 1024, max_tool_calls: 4}, tool_result: {redact: false}}\n"))
+	if err != nil {
+		t.Fatalf("Parse(limits) = %v; want nil", err)
+	}
+	want := DefaultResponseLimits
+	want.MaxTextBytes, want.MaxToolCalls = 1024, 4
+	if c.Limits.Response != want {
+		t.Errorf("Parse(limits).Limits.Response = %+v; want %+v", c.Limits.Response, want)
+	}
+	if c.Limits.ToolResult.Redacts() || c.Limits.ToolResult.MaxBytes != DefaultToolResultMaxBytes {
+		t.Errorf("Parse(limits).Limits.ToolResult = %+v (redacts %v); want the default max_bytes, redaction off",
+			c.Limits.ToolResult, c.Limits.ToolResult.Redacts())
+	}
+
+	_, err = Parse([]byte(base + "limits: {response: {max_line_bytes: 300000}}\n"))
+	if err == nil || strings.Contains(err.Error(), "config.schema.json") ||
+		!strings.Contains(err.Error(), "max_line_bytes (300000) exceeds max_event_bytes (262144)") {
+		t.Errorf("Parse(line over the default event) = %v; want a semantic error naming both keys", err)
+	}
+}
+
+// TestDefaultResponseLimitsFit checks the arithmetic the defaults are
+// documented with: a chunk record (a frame, its delta at most twice the
+// frame, an envelope) and a message record (the message limit and an
+// envelope) fit NATS's default 1 MiB max payload less 4 KiB of headers.
+func TestDefaultResponseLimitsFit(t *testing.T) {
+	const record = 1<<20 - 4<<10
+	d := DefaultResponseLimits
+	if chunk := 3*d.MaxEventBytes + 2<<10; chunk > record {
+		t.Errorf("chunk record of %d bytes; want at most %d", chunk, record)
+	}
+	if msg := d.MaxMessageBytes + 4<<10; msg > record {
+		t.Errorf("message record of %d bytes; want at most %d", msg, record)
+	}
+	if d.MaxTextBytes > d.MaxMessageBytes || d.MaxArgumentBytes > d.MaxMessageBytes {
+		t.Errorf("text (%d) or one call's arguments (%d) over the message limit (%d)", d.MaxTextBytes, d.MaxArgumentBytes, d.MaxMessageBytes)
+	}
+	if d.MaxLineBytes > d.MaxEventBytes || d.MaxEventBytes > d.MaxStreamBytes {
+		t.Errorf("defaults line %d, event %d, stream %d; want line <= event <= stream", d.MaxLineBytes, d.MaxEventBytes, d.MaxStreamBytes)
 	}
 }

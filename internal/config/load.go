@@ -146,6 +146,74 @@ func (c *Config) ApplyDefaults() {
 			c.Models[i].ContextTokens = DefaultContextTokens
 		}
 	}
+	c.Limits.applyDefaults()
+}
+
+func (l *Limits) applyDefaults() {
+	r, d := &l.Response, DefaultResponseLimits
+	set := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	set(&r.MaxLineBytes, d.MaxLineBytes)
+	set(&r.MaxEventBytes, d.MaxEventBytes)
+	set(&r.MaxStreamBytes, d.MaxStreamBytes)
+	set(&r.MaxTextBytes, d.MaxTextBytes)
+	set(&r.MaxReasoningBytes, d.MaxReasoningBytes)
+	set(&r.MaxToolCalls, d.MaxToolCalls)
+	set(&r.MaxArgumentBytes, d.MaxArgumentBytes)
+	set(&r.MaxMessageBytes, d.MaxMessageBytes)
+	set(&r.MaxChunks, d.MaxChunks)
+	set(&l.ToolResult.MaxBytes, DefaultToolResultMaxBytes)
+	if l.ToolResult.Redact == nil {
+		redact := true
+		l.ToolResult.Redact = &redact
+	}
+}
+
+// Bounds of the limits' values: beyond them a value is a mistake (NATS
+// refuses payloads over 64 MiB).
+const (
+	maxLimitBytes     = 64 << 20
+	maxStreamBytes    = 1 << 30
+	maxToolCallsLimit = 4096
+	maxChunksLimit    = 16 << 20
+	minFrameBytes     = 1 << 10
+)
+
+// validate checks the limits; zero fields mean the defaults.
+func (l *Limits) validate(bad func(format string, args ...any)) {
+	r := l.Response
+	within := func(key string, v, lo, hi int) {
+		if v != 0 && (v < lo || v > hi) {
+			bad("limits.%s: %d is out of range: it must be from %d to %d", key, v, lo, hi)
+		}
+	}
+	within("response.max_line_bytes", r.MaxLineBytes, minFrameBytes, maxLimitBytes)
+	within("response.max_event_bytes", r.MaxEventBytes, minFrameBytes, maxLimitBytes)
+	within("response.max_stream_bytes", r.MaxStreamBytes, minFrameBytes, maxStreamBytes)
+	within("response.max_text_bytes", r.MaxTextBytes, 1, maxLimitBytes)
+	within("response.max_reasoning_bytes", r.MaxReasoningBytes, 1, maxLimitBytes)
+	within("response.max_tool_calls", r.MaxToolCalls, 1, maxToolCallsLimit)
+	within("response.max_argument_bytes", r.MaxArgumentBytes, 1, maxLimitBytes)
+	within("response.max_message_bytes", r.MaxMessageBytes, 1, maxLimitBytes)
+	within("response.max_chunks", r.MaxChunks, 1, maxChunksLimit)
+	within("tool_result.max_bytes", l.ToolResult.MaxBytes, minFrameBytes, maxLimitBytes)
+	eff := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	d := DefaultResponseLimits
+	line, event, stream := eff(r.MaxLineBytes, d.MaxLineBytes), eff(r.MaxEventBytes, d.MaxEventBytes), eff(r.MaxStreamBytes, d.MaxStreamBytes)
+	if line > event {
+		bad("limits.response: max_line_bytes (%d) exceeds max_event_bytes (%d): an event holds its lines", line, event)
+	}
+	if event > stream {
+		bad("limits.response: max_event_bytes (%d) exceeds max_stream_bytes (%d): a stream holds its events", event, stream)
+	}
 }
 
 // Validate checks references and uniqueness; it reports every problem found.
@@ -211,6 +279,7 @@ func (c *Config) Validate() error {
 	if len(c.Routes) > 0 && !routes[DefaultRoute] {
 		bad("routes: a route named %q is required", DefaultRoute)
 	}
+	c.Limits.validate(bad)
 	return errors.Join(errs...)
 }
 

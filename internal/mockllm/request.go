@@ -3,6 +3,7 @@ package mockllm
 import (
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 )
 
 // Request is a received Chat Completions or Responses request.
@@ -21,6 +22,18 @@ type Request struct {
 	Header http.Header
 	// Path is the URL path it was sent to.
 	Path string
+
+	written *atomic.Int64
+}
+
+// Written is how many bytes of the answer's body the server has written
+// so far: for a flood, what it wrote before the client hung up (some of it
+// may still sit in socket buffers, unread).
+func (r *Request) Written() int64 {
+	if r.written == nil {
+		return 0
+	}
+	return r.written.Load()
 }
 
 // Message is one message of a received request.

@@ -44,6 +44,9 @@ type Response struct {
 	// DisconnectAfter > 0 aborts the connection (no clean end of the HTTP
 	// body) after that many frames.
 	DisconnectAfter int
+	// Flood, if set, is hostile output generated as it is written: after
+	// Frames and before [DONE], or as the body (FloodBody).
+	Flood *Flood
 }
 
 // Error returns an HTTP error response with an OpenAI-shaped error body.

@@ -153,11 +153,20 @@ func writeResponsesJSON(ctx context.Context, w http.ResponseWriter, resp *Respon
 		resp = Error(http.StatusInternalServerError, "server_error", "mockllm: script returned no response", nil)
 	}
 	if resp.Status != 0 && resp.Status != http.StatusOK {
-		writeError(w, resp.Status, resp)
+		writeError(ctx, w, resp.Status, resp)
 		return
 	}
 	if resp.NotStream {
-		writeError(w, http.StatusOK, resp)
+		writeError(ctx, w, http.StatusOK, resp)
+		return
+	}
+	if f := resp.Flood; f != nil && f.Kind == FloodBody {
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		f.writeBody(&floodWriter{ctx: ctx, w: w, flush: func() {}}, true)
 		return
 	}
 	wait := resp.Stall

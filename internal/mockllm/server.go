@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,32 +89,56 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, err := parseRequest(r, body)
 	if err != nil {
 		e := Error(http.StatusBadRequest, "invalid_request_error", "mockllm: body is not a request for "+r.URL.Path, nil)
-		writeError(w, e.Status, e)
+		writeError(r.Context(), w, e.Status, e)
 		return
 	}
+	req.written = new(atomic.Int64)
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 	resp := s.script.Respond(req)
+	cw := &countingWriter{ResponseWriter: w, n: req.written}
 	if req.IsResponses() && !req.Stream {
-		writeResponsesJSON(r.Context(), w, resp)
+		writeResponsesJSON(r.Context(), cw, resp)
 		return
 	}
-	s.write(r.Context(), w, resp)
+	s.write(r.Context(), cw, resp, req.IsResponses())
+}
+
+// countingWriter counts the body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingWriter) Flush() {
+	if fl, ok := c.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
 }
 
 // writeError writes resp's body with status. It never writes to resp: a
 // script may return the same response to concurrent requests.
-func writeError(w http.ResponseWriter, status int, resp *Response) {
+func writeError(ctx context.Context, w http.ResponseWriter, status int, resp *Response) {
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	if f := resp.Flood; f != nil && f.Kind == FloodBody {
+		f.writeBody(&floodWriter{ctx: ctx, w: w, flush: func() {}}, false)
+		return
+	}
 	io.WriteString(w, resp.Body) //nolint:errcheck // the client may be gone
 }
 
-func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Response) {
+func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Response, responses bool) {
 	if resp == nil {
 		resp = Error(http.StatusInternalServerError, "server_error", "mockllm: script returned no response", nil)
 	}
@@ -122,7 +147,7 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Respons
 		status = http.StatusOK
 	}
 	if status != http.StatusOK || resp.NotStream {
-		writeError(w, status, resp)
+		writeError(ctx, w, status, resp)
 		return
 	}
 	for k, v := range resp.Header {
@@ -176,6 +201,11 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Respons
 			return
 		}
 		flush()
+	}
+	if f := resp.Flood; f != nil && f.Kind != FloodBody {
+		if !f.write(&floodWriter{ctx: ctx, w: w, flush: flush}, responses) {
+			return
+		}
 	}
 	if resp.DisconnectAfter > 0 && resp.DisconnectAfter >= len(resp.Frames) {
 		panic(http.ErrAbortHandler)

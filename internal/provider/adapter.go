@@ -30,5 +30,11 @@ type Adapter interface {
 	// Stream sends body, relays every frame to sink as it arrives, and
 	// returns the finalized response once the stream reached its terminal
 	// marker. Any other outcome is a *Failure.
+	//
+	// It enforces LimitsOf(ctx) as the answer arrives, never buffering past
+	// them: its assembler gets Limits.Content, and whatever reads the wire
+	// bounds lines, events, the stream and any body it reads whole. The
+	// frame that crosses a limit is not relayed; the attempt fails with
+	// RESPONSE_TOO_LARGE naming the limit.
 	Stream(ctx context.Context, body []byte, sink Sink) (*assemble.Response, error)
 }

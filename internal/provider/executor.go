@@ -56,7 +56,11 @@ type Event struct {
 // Observer receives frames and decisions of one execution.
 type Observer interface {
 	// Frame relays a frame of attempt as it arrives. An error aborts the
-	// execution (ErrRelay): it is not the provider's failure.
+	// execution (ErrRelay): it is not the provider's failure. The exception
+	// is a frame too large to relay (its record does not fit): an error
+	// wrapping a RESPONSE_TOO_LARGE *Failure (TooLarge(LimitFrameBytes))
+	// fails the attempt like any other limit, so the chain falls back
+	// instead of the execution ending as a relay failure.
 	Frame(attempt int, target Target, f Frame) error
 	// Event reports a decision.
 	Event(ev Event)
@@ -129,6 +133,10 @@ type Executor struct {
 	Registry *Registry
 	// Clock defaults to the wall clock.
 	Clock Clock
+	// Limits bound every attempt; zero fields take the DefaultLimits
+	// values. The executor counts the frames relayed and checks each one's
+	// size; adapters enforce the rest, reading them with LimitsOf.
+	Limits Limits
 }
 
 func (e *Executor) clock() Clock {
@@ -141,10 +149,11 @@ func (e *Executor) clock() Clock {
 // Execute runs req on each target of chain in order: a target that cannot
 // serve it is skipped with a recorded reason; a prepared call is retried on
 // its target per its policy; a failure after retries, or an incomplete
-// response, moves to the next target. It returns the first successful
-// result. Otherwise every failure (selection, dispatch or streaming) ends as
-// one *Failure (LLM-FAILURE-BOUNDARY), returned with the metadata of what
-// was tried. An incomplete response is returned beside its failure when no
+// response, moves to the next target (an answer over the attempt's Limits,
+// RESPONSE_TOO_LARGE, is never retried on its target and falls back like a
+// malformed one). It returns the first successful result. Otherwise every
+// failure (selection, dispatch or streaming) ends as one *Failure
+// (LLM-FAILURE-BOUNDARY), returned with the metadata of what was tried. An incomplete response is returned beside its failure when no
 // later target succeeded.
 func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, obs Observer) (*Result, error) {
 	res := &Result{}
@@ -202,13 +211,25 @@ func (e *Executor) Dispatch(ctx context.Context, pc *PreparedCall, attempt *int,
 	policy := pc.Retry()
 	bo := policy.NewBackOff()
 	target := pc.Target()
+	limits := e.Limits.WithDefaults()
+	actx := WithLimits(ctx, limits)
 	for retry := 1; ; retry++ {
 		*attempt++
 		n := *attempt
 		obs.Event(Event{Kind: EventRequest, Attempt: n, Target: target})
 		start := clock.Now()
-		resp, err := pc.attempt(ctx, func(f Frame) error {
+		chunks := 0
+		resp, err := pc.attempt(actx, func(f Frame) error {
+			if chunks++; chunks > limits.MaxChunks {
+				return TooLarge(LimitChunks)
+			}
+			if len(f.Raw) > limits.MaxEventBytes {
+				return TooLarge(LimitEventBytes)
+			}
 			if err := obs.Frame(n, target, f); err != nil {
+				if tl := tooLarge(err); tl != nil {
+					return tl
+				}
 				return &relayError{err: err}
 			}
 			return nil
@@ -254,6 +275,15 @@ func (e *Executor) Dispatch(ctx context.Context, pc *PreparedCall, attempt *int,
 		}
 		obs.Event(Event{Kind: EventRetryStarted, Attempt: n, Target: target, Policy: policy.Key(), Retry: retry, Delay: delay})
 	}
+}
+
+// tooLarge returns the RESPONSE_TOO_LARGE failure err wraps, or nil.
+func tooLarge(err error) *Failure {
+	var f *Failure
+	if errors.As(err, &f) && f.Class == ClassResponseTooLarge {
+		return f
+	}
+	return nil
 }
 
 func (e *Executor) fallback(obs Observer, chain []Target, i, attempt int, f *Failure, skipped string) {

@@ -78,7 +78,7 @@ func TestExecutorRetryNormal(t *testing.T) {
 func TestExecutorNoRetryNormal(t *testing.T) {
 	for _, c := range []provider.Class{
 		provider.ClassQuota, provider.ClassAuth, provider.ClassTooLarge, provider.ClassInvalidRequest, provider.ClassPayment,
-		provider.ClassMalformed, provider.ClassStreamClosed, provider.ClassProvider,
+		provider.ClassMalformed, provider.ClassStreamClosed, provider.ClassProvider, provider.ClassResponseTooLarge,
 	} {
 		t.Run(string(c), func(t *testing.T) {
 			a := newFakeAdapter(t, "a", failed(c))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/turnstream/turnstream/internal/assemble"
 )
 
 // Class is the coarse failure class of a provider attempt.
@@ -31,6 +33,11 @@ const (
 	ClassDeprecated     Class = "DEPRECATED_PROVIDER"
 	ClassInvalidCall    Class = "INVALID_PREPARED_CALL"
 	ClassIncomplete     Class = "INCOMPLETE_RESPONSE"
+	// ClassResponseTooLarge: the answer crossed one of the attempt's
+	// Limits (its Reason names which, one of the Limit constants). It is
+	// never retried on the same target, in any retry mode; the chain falls
+	// back to the next target, as for MALFORMED_RESPONSE.
+	ClassResponseTooLarge Class = "RESPONSE_TOO_LARGE"
 	// ClassCursorLost: the provider no longer has the response a request
 	// continued from. It ends the chain: the turn decides (replay, or fail
 	// when tool results were waiting on the cursor).
@@ -88,8 +95,9 @@ func Fail(c Class, reason string, err error) *Failure {
 }
 
 // AsFailure returns err as a *Failure, classifying unclassified errors:
-// context cancellation is CANCELLED, a deadline TIMEOUT, anything else
-// TRANSPORT.
+// an assembler's *assemble.LimitError is RESPONSE_TOO_LARGE with the
+// limit's name as Reason, context cancellation CANCELLED, a deadline
+// TIMEOUT, anything else TRANSPORT.
 func AsFailure(err error) *Failure {
 	if err == nil {
 		return nil
@@ -98,7 +106,10 @@ func AsFailure(err error) *Failure {
 	if errors.As(err, &f) {
 		return f
 	}
+	var lim *assemble.LimitError
 	switch {
+	case errors.As(err, &lim):
+		return Fail(ClassResponseTooLarge, lim.Limit, err)
 	case errors.Is(err, context.Canceled):
 		return Fail(ClassCancelled, "cancelled", err)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -15,7 +15,8 @@ const (
 	// TRANSPORT at most MaxRetries times.
 	RetryNormal RetryMode = "normal"
 	// RetryAlways retries every request failure without a count limit,
-	// until success or cancellation.
+	// until success or cancellation; never a lost cursor or an answer over
+	// the attempt's limits (RESPONSE_TOO_LARGE).
 	RetryAlways RetryMode = "always"
 	// RetryNever does not retry.
 	RetryNever RetryMode = "never"
@@ -69,13 +70,18 @@ func (p RetryPolicy) Key() string { return string(p.withDefaults().Mode) }
 
 // Retryable reports whether class is retried by the policy's mode. Only
 // request failures are: cancellation, a missing route, a deprecated
-// provider or an invalid prepared call never are.
+// provider, an invalid prepared call, a lost cursor or an answer over the
+// attempt's limits (RESPONSE_TOO_LARGE) never are.
 func (p RetryPolicy) Retryable(c Class) bool {
 	switch p.withDefaults().Mode {
 	case RetryNever:
 		return false
 	case RetryAlways:
-		return c != ClassCancelled && c != ClassNoRoute && c != ClassDeprecated && c != ClassInvalidCall && c != ClassUnsupported && c != ClassCursorLost
+		switch c {
+		case ClassCancelled, ClassNoRoute, ClassDeprecated, ClassInvalidCall, ClassUnsupported, ClassCursorLost, ClassResponseTooLarge:
+			return false
+		}
+		return true
 	}
 	switch c {
 	case ClassEmpty, ClassRateLimit, ClassServer, ClassTimeout, ClassTransport:

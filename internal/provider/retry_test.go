@@ -12,7 +12,8 @@ var allClasses = []provider.Class{
 	provider.ClassMalformed, provider.ClassStreamClosed, provider.ClassEmpty, provider.ClassAuth,
 	provider.ClassQuota, provider.ClassPayment, provider.ClassTooLarge, provider.ClassInvalidRequest,
 	provider.ClassProvider, provider.ClassCancelled, provider.ClassNoRoute, provider.ClassUnsupported,
-	provider.ClassDeprecated, provider.ClassInvalidCall, provider.ClassIncomplete,
+	provider.ClassDeprecated, provider.ClassInvalidCall, provider.ClassIncomplete, provider.ClassCursorLost,
+	provider.ClassResponseTooLarge,
 }
 
 func TestRetryPolicyRetryable(t *testing.T) {
@@ -24,7 +25,8 @@ func TestRetryPolicyRetryable(t *testing.T) {
 	for _, c := range allClasses {
 		always[c] = true
 	}
-	for _, c := range []provider.Class{provider.ClassCancelled, provider.ClassNoRoute, provider.ClassDeprecated, provider.ClassInvalidCall, provider.ClassUnsupported} {
+	for _, c := range []provider.Class{provider.ClassCancelled, provider.ClassNoRoute, provider.ClassDeprecated, provider.ClassInvalidCall,
+		provider.ClassUnsupported, provider.ClassCursorLost, provider.ClassResponseTooLarge} {
 		always[c] = false
 	}
 	modes := []struct {

@@ -1,6 +1,9 @@
 package turn
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -23,12 +26,18 @@ func (o *stepObserver) Frame(attempt int, target provider.Target, f provider.Fra
 		o.attempt, o.seq = attempt, 0
 	}
 	o.seq++
-	return o.r.w.Chunk(&wire.Chunk{
+	err := o.r.w.Chunk(&wire.Chunk{
 		SessionID: o.r.req.SessionID, TurnID: o.r.req.TurnID,
 		Step: o.step, Attempt: attempt, Seq: o.seq,
 		Provider: target.Provider, Model: target.Model,
 		Event: f.Event, Raw: f.Raw, Delta: f.Delta,
 	})
+	if errors.Is(err, wire.ErrRecordTooLarge) {
+		// The provider's frame is too large to relay: the attempt's
+		// failure, not the relay's, so it is not redelivered.
+		return fmt.Errorf("%w: %w", provider.TooLarge(provider.LimitFrameBytes), err)
+	}
+	return err
 }
 
 func (o *stepObserver) Event(ev provider.Event) {

@@ -153,6 +153,9 @@ func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *
 		if f.Status != 0 {
 			p["http_status"] = f.Status
 		}
+		if f.Class == provider.ClassResponseTooLarge {
+			p["limit"] = f.Reason // a fixed limit name, never content
+		}
 		return nil, r.fail(ctx, ReasonProvider, step, p), true
 	}
 	return res, Outcome{}, false

@@ -146,7 +146,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		// Another delivery of this request owns the session now; this one
 		// stops writing and leaves the request to it.
 		log.Warn().Err(out.Err).Msg("fenced: another worker owns this turn")
-	case errors.Is(out.Err, bus.ErrTooLarge):
+	case errors.Is(out.Err, wire.ErrRecordTooLarge):
 		// The same record would not fit on any redelivery either.
 		log.Error().Err(out.Err).Msg("a record of the turn does not fit the server; failing the turn")
 		w.failTurn(ctx, writer, req, reasonTooLarge, log)

@@ -2,15 +2,18 @@ package worker_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/nats-io/nats.go"
-	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/turnstream/turnstream/internal/hostile"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -32,35 +35,9 @@ func requestJSON(session, extra string) []byte {
 	return []byte(`{"session_id":"` + session + `","turn_id":"t1","input":[{"role":"user","content":"hi"}]` + extra + `}`)
 }
 
-// requestMsgpack is a valid msgpack request of session whose first tool's
-// parameters hold, under "p", the raw msgpack bytes nested.
-func requestMsgpack(t *testing.T, session string, nested []byte) []byte {
-	t.Helper()
-	const hole = "__HOLE__"
-	req := wire.TurnRequest{SessionID: session, TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hi"}},
-		Tools: []wire.Tool{{Name: "x", Parameters: map[string]any{"type": "object", "p": hole}}}}
-	b, err := wire.Msgpack.Marshal(&req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := msgpack.Marshal(hole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, h)
-	if i < 0 {
-		t.Fatal("hole not found in the encoded request")
-	}
-	return append(append(append([]byte{}, b[:i]...), nested...), b[i+len(h):]...)
-}
-
 // hostileRequests are the request cases of the hostile-input suite; each
 // uses a session of its own.
 func hostileRequests(t *testing.T) []hostileRequest {
-	// Each fits the server's 1 MiB max payload.
-	deepArrays := strings.Repeat("[", 400_000) + strings.Repeat("]", 400_000)
-	deepMaps := strings.Repeat(`{"a":`, 150_000) + "1" + strings.Repeat("}", 150_000)
-	elements := "[" + strings.Repeat("0,", 300_000) + "0]"
 	nestedSchema := strings.Repeat(`{"type":"object","properties":{"a":`, 25) + `{"type":"string"}` + strings.Repeat("}}", 25)
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -69,14 +46,11 @@ func hostileRequests(t *testing.T) []hostileRequest {
 	tool := func(params string) string {
 		return `,"tools":[{"name":"x","parameters":` + params + `}]`
 	}
-	return []hostileRequest{
-		{name: "json arrays nested 400k deep", body: requestJSON("h-json-arrays", tool(`{"type":"object","p":`+deepArrays+`}`)), reason: wire.ReasonTooLarge},
-		{name: "json maps nested 150k deep", body: requestJSON("h-json-maps", tool(`{"type":"object","p":`+deepMaps+`}`)), reason: wire.ReasonTooLarge},
-		{name: "msgpack arrays nested 900k deep", contentType: wire.ContentTypeMsgpack,
-			body: requestMsgpack(t, "h-mp-arrays", append(bytes.Repeat([]byte{0x91}, 900_000), 0xc0)), reason: wire.ReasonTooLarge},
-		{name: "msgpack maps nested 300k deep", contentType: wire.ContentTypeMsgpack,
-			body: requestMsgpack(t, "h-mp-maps", append(bytes.Repeat([]byte{0x81, 0xa1, 'a'}, 300_000), 0xc0)), reason: wire.ReasonTooLarge},
-		{name: "element count bomb", body: requestJSON("h-elements", tool(`{"type":"object","p":`+elements+`}`)), reason: wire.ReasonTooLarge},
+	var out []hostileRequest
+	for _, b := range hostile.Requests(func(i int) string { return fmt.Sprintf("h-bomb%d", i) }) {
+		out = append(out, hostileRequest{name: b.Name, contentType: b.ContentType, body: b.Body, reason: b.Reason, field: b.Field})
+	}
+	return append(out, []hostileRequest{
 		{name: "duplicate key", body: []byte(`{"session_id":"h-dup","session_id":"h-dup","turn_id":"t1","input":[{"role":"user","content":"hi"}]}`), reason: wire.ReasonMalformed, field: "session_id"},
 		{name: "duplicate key in a schema", body: requestJSON("h-dup-schema", tool(`{"type":"object","type":"object"}`)), reason: wire.ReasonMalformed, field: "tools[0].parameters.type"},
 		{name: "case-folded key", body: []byte(`{"Session_ID":"h-case","turn_id":"t1","input":[{"role":"user","content":"hi"}]}`), eventSession: "h-case", reason: wire.ReasonUnknownField, field: "Session_ID"},
@@ -88,7 +62,7 @@ func hostileRequests(t *testing.T) []hostileRequest {
 		{name: "http ref", body: requestJSON("h-http-ref", tool(`{"type":"object","properties":{"a":{"$ref":"http://127.0.0.1:1/s.json"}}}`)), reason: wire.ReasonInvalidTool},
 		{name: "wall clock overflowing a duration", body: requestJSON("h-wall", `,"budgets":{"wall_clock_ms":10000000000000}`), reason: wire.ReasonInvalidBudgets, field: "budgets.wall_clock_ms"},
 		{name: "extra subject token", subject: "turn.submit.h-sub.b", body: requestJSON("h-sub", ""), eventSession: "_invalid", reason: wire.ReasonInvalidSubject},
-	}
+	}...)
 }
 
 // TestHostileRequests: every hostile request gets its documented outcome
@@ -163,5 +137,140 @@ func assertValidTurnCompletes(t *testing.T, e *env, session string) {
 	res, err := turn.Wait(ctxFor(t))
 	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
 		t.Fatalf("valid turn after the hostile one: %v %+v; want completed", err, res)
+	}
+}
+
+// TestHostileProviders: every provider flood (an endless line, data lines
+// that never end an event, huge text, reasoning, frame and arguments, ten
+// thousand tool calls) fails its turn with RESPONSE_TOO_LARGE and the limit
+// it crossed, after exactly one provider call, from a worker that survives
+// it; a valid turn right after completes.
+func TestHostileProviders(t *testing.T) {
+	e := newEnv(t, hostile.Script(256<<20, mockllm.Default(mockllm.DefaultOptions{})))
+	e.startWorker()
+	limits := map[mockllm.FloodKind]string{
+		mockllm.FloodLine: "sse_line_bytes", mockllm.FloodDataLines: "sse_event_bytes", mockllm.FloodText: "text_bytes",
+		mockllm.FloodReasoning: "reasoning_bytes", mockllm.FloodFrame: "sse_line_bytes", mockllm.FloodArguments: "argument_bytes",
+		mockllm.FloodToolCalls: "tool_calls",
+	}
+	for _, kind := range hostile.FloodKinds {
+		t.Run(string(kind), func(t *testing.T) {
+			session := "hp-" + strings.ReplaceAll(string(kind), "_", "-")
+			prompt := hostile.FloodPrefix + string(kind)
+			turn, err := e.client().Submit(ctxFor(t), wire.TurnRequest{SessionID: session, TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: prompt}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := turn.Wait(ctxFor(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := res.Terminal
+			if ev.Type != wire.EventTurnFailed || ev.Payload["class"] != "RESPONSE_TOO_LARGE" || ev.Payload["limit"] != limits[kind] {
+				t.Errorf("terminal = %s %v; want turn.failed class RESPONSE_TOO_LARGE limit %s", ev.Type, ev.Payload, limits[kind])
+			}
+			calls := 0
+			for _, r := range e.mock.Requests() {
+				if r.LastMessage().Text() == prompt {
+					calls++
+				}
+			}
+			if calls != 1 {
+				t.Errorf("the provider was called %d times; want 1", calls)
+			}
+			assertValidTurnCompletes(t, e, session+"-after")
+		})
+	}
+}
+
+// TestHostileToolResults: through a real tool worker, an honest result too
+// large for a record once escaped is stored truncated with its full size
+// and the turn completes; a credential in a result is stored redacted and
+// flagged; a credential the model puts in arguments that fail the schema
+// is never quoted in the planning error.
+func TestHostileToolResults(t *testing.T) {
+	const secret = "sk_live_51H8abcdEFGHijklMNOPqrst0123456789"
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	e.startWorker()
+	e.serveTools(map[string]toolworker.Handler{
+		"big": func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+			return toolworker.Result{Content: strings.Repeat("<", 2<<20)}, nil
+		},
+		"leaky": func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+			return toolworker.Result{Content: "export STRIPE_KEY=" + secret + "\n"}, nil
+		},
+		"strict": func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+			t.Error("a call whose arguments fail the schema ran")
+			return toolworker.Result{}, nil
+		},
+	})
+	strict := wire.Tool{Name: "strict", Parameters: map[string]any{"type": "object", "properties": map[string]any{
+		"key": map[string]any{"type": "string", "pattern": "^[0-9]+$", "default": secret},
+	}}}
+	tests := []struct {
+		name  string
+		tool  wire.Tool
+		check func(t *testing.T, m wire.Message)
+		// The mock model repeats a call it sees failing (its history goes
+		// flat once arguments are redacted) until the repeated-failures
+		// budget ends the turn.
+		repeats bool
+	}{
+		{"2 MiB of <", wire.Tool{Name: "big", Parameters: map[string]any{"type": "object"}}, func(t *testing.T, m wire.Message) {
+			if !m.ContentTruncated || m.ContentBytes != 2<<20 || !strings.Contains(m.Content, "[truncated: the tool returned") {
+				t.Errorf("tool message truncated=%v bytes=%d; want truncated with a marker and the full size %d", m.ContentTruncated, m.ContentBytes, 2<<20)
+			}
+		}, false},
+		{"credential in a result", wire.Tool{Name: "leaky", Parameters: map[string]any{"type": "object"}}, func(t *testing.T, m wire.Message) {
+			if !m.ContentRedacted || strings.Contains(m.Content, secret) {
+				t.Errorf("tool message redacted=%v content %q; want redacted and flagged", m.ContentRedacted, m.Content)
+			}
+		}, false},
+		{"credential in arguments failing the schema", strict, func(t *testing.T, m wire.Message) {
+			if !m.IsError || strings.Contains(m.Content, secret) || !strings.Contains(m.Content, "key") {
+				t.Errorf("planning error %q; want an error naming the argument, never its value", m.Content)
+			}
+		}, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			session := fmt.Sprintf("ht-%d", i)
+			turn, err := e.client().Submit(ctxFor(t), wire.TurnRequest{SessionID: session, TurnID: "t1",
+				Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "use the tool"}}, Tools: []wire.Tool{tt.tool}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := turn.Wait(ctxFor(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ev := res.Terminal; {
+			case tt.repeats && (ev.Type != wire.EventTurnFailed || ev.Payload["budget"] != "max_repeated_tool_failures"):
+				t.Fatalf("terminal %s %v; want failed by the repeated-failures budget", ev.Type, ev.Payload)
+			case !tt.repeats && ev.Type != wire.EventTurnCompleted:
+				t.Fatalf("terminal %s %v; want completed", ev.Type, ev.Payload)
+			}
+			msgs, raw := records[wire.Message](t, e.js, wire.StreamMessages, wire.Subjects{}.Message(session))
+			var tools int
+			for _, m := range msgs {
+				if m.Role == wire.RoleTool {
+					tools++
+					tt.check(t, m)
+				}
+			}
+			if tools == 0 || (!tt.repeats && tools != 1) {
+				t.Errorf("%d tool messages; want 1 (or more, when the model repeats)", tools)
+			}
+			for _, m := range raw {
+				if bytes.Contains(m.Data(), []byte(secret)) {
+					t.Errorf("a session-log record holds the credential: %.200s", m.Data())
+				}
+			}
+			for _, r := range e.mock.Requests() {
+				if r.LastMessage().Role == "tool" && strings.Contains(r.LastMessage().Text(), secret) {
+					t.Error("the provider was sent the credential in a tool message")
+				}
+			}
+		})
 	}
 }

@@ -100,7 +100,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		subjects: subjects, topology: topo, bus: b, state: state,
 	}
 	w.loop = &turn.Loop{
-		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock},
+		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock, Limits: provider.Limits(cfg.Limits.Response)},
 		Routes:  routes,
 		Budgets: cfg.Budgets,
 		State:   state,
@@ -111,7 +111,11 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		},
 		ToolTimeout: cfg.Worker.ToolTimeout.D(),
 		Schemas:     schemas,
-		Log:         o.Log,
+		Results: turn.ResultOptions{
+			MaxBytes:        cfg.Limits.ToolResult.MaxBytes,
+			KeepCredentials: !cfg.Limits.ToolResult.Redacts(),
+		},
+		Log: o.Log,
 	}
 	return w, nil
 }

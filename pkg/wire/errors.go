@@ -31,6 +31,11 @@ const (
 	ReasonInvalidSubject = "invalid_subject"
 )
 
+// ErrRecordTooLarge means an encoded record exceeds the server's max
+// payload. Writers wrap it; it is never retried, since the same record
+// would not fit on a redelivery either.
+var ErrRecordTooLarge = errors.New("wire: record exceeds the server's max payload")
+
 // ValidationError reports why a record is invalid. Reason is one of the
 // Reason constants; Field names the offending field in the record, as a
 // path: "input[1].content", "tools[0].parameters.properties.a",

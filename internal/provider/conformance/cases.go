@@ -118,6 +118,34 @@ func Cases() []Case {
 			Want: Want{Class: provider.ClassRateLimit, RetryAfter: 1100 * time.Millisecond}},
 		{Name: "in-band quota", Tr: Transcript{Events: []Ev{inBand("insufficient_quota", "You exceeded your current quota.")}}, Want: Want{Class: provider.ClassQuota}},
 
+		// Per-attempt limits: crossing one is RESPONSE_TOO_LARGE naming it,
+		// an answer at the limits is served.
+		{Name: "text over its limit", Limits: provider.Limits{MaxTextBytes: 12}, Tr: Transcript{Events: []Ev{text("Hello, "), text("world."), finish("stop")}},
+			Want: tooLarge(provider.LimitTextBytes)},
+		{Name: "text at its limit", Limits: provider.Limits{MaxTextBytes: 13}, Tr: Transcript{Events: []Ev{text("Hello, "), text("world."), finish("stop")}},
+			Want: ok("Hello, world.", wire.FinishStop)},
+		{Name: "reasoning over its limit", Needs: []Feature{Reasoning}, Limits: provider.Limits{MaxReasoningBytes: 13},
+			Tr: Transcript{Events: []Ev{reasoning("Weigh "), reasoning("options."), text("Answer."), finish("stop")}}, Want: tooLarge(provider.LimitReasoningBytes)},
+		{Name: "reasoning at its limit", Needs: []Feature{Reasoning}, Limits: provider.Limits{MaxReasoningBytes: 14},
+			Tr:   Transcript{Events: []Ev{reasoning("Weigh "), reasoning("options."), text("Answer."), finish("stop")}},
+			Want: Want{Reasoning: "Weigh options.", Text: "Answer.", Finish: wire.FinishStop}},
+		{Name: "tool calls over their limit", Limits: provider.Limits{MaxToolCalls: 1}, Tr: Transcript{
+			Events: append(append([]Ev{}, interleaved...), finish("tool_calls")),
+		}, Want: tooLarge(provider.LimitToolCalls)},
+		{Name: "tool calls at their limit", Limits: provider.Limits{MaxToolCalls: 2}, Tr: Transcript{
+			Events: append(append([]Ev{}, interleaved...), finish("tool_calls")),
+		}, Want: Want{Finish: wire.FinishToolCalls, Executable: true,
+			Calls: []Call{{ID: "call_a", Name: "read", Arguments: readArgs, Complete: true}, {ID: "call_b", Name: "search", Arguments: searchArgs, Complete: true}}}},
+		{Name: "arguments over their limit", Limits: provider.Limits{MaxArgumentBytes: len(readArgs) - 1}, Tr: Transcript{
+			Events: []Ev{start(0, "call_a", "read"), args(0, readArgs[:5]), args(0, readArgs[5:]), done(0), finish("tool_calls")},
+		}, Want: tooLarge(provider.LimitArgumentBytes)},
+		{Name: "arguments at their limit", Limits: provider.Limits{MaxArgumentBytes: len(readArgs)}, Tr: Transcript{
+			Events: []Ev{start(0, "call_a", "read"), args(0, readArgs[:5]), args(0, readArgs[5:]), done(0), finish("tool_calls")},
+		}, Want: Want{Finish: wire.FinishToolCalls, Executable: true, Calls: []Call{{ID: "call_a", Name: "read", Arguments: readArgs, Complete: true}}}},
+		// JSON-escaped, "<b>" is 13 bytes and "&<i>" 19: over 30.
+		{Name: "text whose escapes cross the message limit", Limits: provider.Limits{MaxMessageBytes: 30}, Tr: Transcript{Events: []Ev{text("<b>"), text("&<i>"), finish("stop")}},
+			Want: tooLarge(provider.LimitMessageBytes)},
+
 		// HTTP failures and retry hints.
 		{Name: "429 retry-after-ms", Tr: Transcript{Status: 429, Code: "rate_limit_exceeded", Message: "slow down", Header: hdr("retry-after-ms", "1500", "x-request-id", "req_1")},
 			Want: Want{Class: provider.ClassRateLimit, RetryAfter: 1500 * time.Millisecond, RequestID: "req_1"}},
@@ -138,6 +166,10 @@ func Cases() []Case {
 		{Name: "503", Tr: Transcript{Status: 503, Code: "overloaded", Message: "try later"}, Want: Want{Class: provider.ClassServer}},
 	}
 	return cases
+}
+
+func tooLarge(limit string) Want {
+	return Want{Class: provider.ClassResponseTooLarge, Reason: limit}
 }
 
 func hdr(kv ...string) http.Header {

@@ -8,7 +8,7 @@
 // frame, a close before one call completes; then valid completion,
 // malformed arguments, every finish variant, every usage placement, in-band
 // errors, 429 with each kind of retry hint, a stall of comments only, a
-// mid-stream disconnect). A Dialect renders each transcript in its wire
+// mid-stream disconnect; then each per-attempt limit crossed, and met). A Dialect renders each transcript in its wire
 // API's shape and internal/mockllm serves it over real HTTP and SSE; a
 // dialect that cannot express a transcript leaves that case out of its
 // list rather than skipping it.

@@ -75,6 +75,9 @@ func Run(t *testing.T, s Subject) {
 			var frames []provider.Frame
 			ctx, cancel := contextWithTimeout(t, 20*time.Second)
 			defer cancel()
+			if c.Limits != (provider.Limits{}) {
+				ctx = provider.WithLimits(ctx, c.Limits)
+			}
 			got, err := a.Stream(ctx, body, func(f provider.Frame) error {
 				frames = append(frames, f)
 				return nil
@@ -94,6 +97,9 @@ func check(t *testing.T, c Case, frames []provider.Frame, got *assemble.Response
 		}
 		if f.Class != w.Class {
 			t.Fatalf("Stream() failure class = %s (%v); want %s", f.Class, f, w.Class)
+		}
+		if w.Reason != "" && f.Reason != w.Reason {
+			t.Errorf("Stream() failure reason = %q; want %q", f.Reason, w.Reason)
 		}
 		if got != nil {
 			t.Errorf("Stream() returned a response beside its failure")

@@ -103,6 +103,8 @@ type Transcript struct {
 type Want struct {
 	// Class is the expected failure; empty for success.
 	Class provider.Class
+	// Reason of the failure, when set (a RESPONSE_TOO_LARGE limit's name).
+	Reason string
 	// RetryAfter is the failure's expected hint (within 5% or 1.5s for
 	// HTTP dates).
 	RetryAfter time.Duration
@@ -132,6 +134,9 @@ type Case struct {
 	Want Want
 	// Needs lists dialect features the case requires.
 	Needs []Feature
+	// Limits the adapter must enforce (provider.WithLimits); zero for the
+	// defaults.
+	Limits provider.Limits
 }
 
 // Feature is something a dialect may or may not be able to express.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -73,21 +72,28 @@ func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (
 		return nil, f
 	}
 	if !res.EventStream() {
-		return fail(nonStreamFailure(res.HTTP))
+		return fail(nonStreamFailure(res))
 	}
 	t := NewTranslator()
+	t.Asm.SetLimits(res.Limits().Content())
 	events := res.Events()
 	for events.Next() {
 		ev := events.Event()
 		data := ev.Data
 		if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
 			t.Done()
+			if err := t.Asm.Err(); err != nil {
+				return fail(provider.AsFailure(err)) // the held-back <think> text crossed a limit
+			}
 			if err := sink(provider.Frame{Raw: data, Event: ev.Type, Delta: t.Asm.TakeDelta()}); err != nil {
 				return fail(provider.AsFailure(err))
 			}
 			return finalize(t.Asm.Response(), reqID)
 		}
 		ferr := t.Frame(data)
+		if err := t.Asm.Err(); err != nil {
+			return fail(provider.AsFailure(err)) // the frame that crossed a limit is not relayed
+		}
 		if ev.Type == "error" && ferr == nil {
 			ferr = provider.Fail(provider.ClassServer, "provider error event", nil)
 		}
@@ -116,13 +122,17 @@ func finalize(r *assemble.Response, reqID string) (*assemble.Response, error) {
 }
 
 // nonStreamFailure classifies a 2xx response that is not an event stream:
-// an error object is an in-band error, anything else is malformed.
-func nonStreamFailure(res *http.Response) *provider.Failure {
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	f := provider.AsFailure(NewTranslator().Frame(b))
+// an error object is an in-band error, a body over the attempt's
+// MaxEventBytes is RESPONSE_TOO_LARGE, anything else is malformed.
+func nonStreamFailure(res *openaiwire.Response) *provider.Failure {
+	b, err := res.ReadBody()
+	f := provider.AsFailure(err)
+	if f == nil || f.Class != provider.ClassResponseTooLarge {
+		f = provider.AsFailure(NewTranslator().Frame(b)) // an unreadable body is malformed
+	}
 	if f == nil || f.Class == provider.ClassMalformed {
 		f = provider.Fail(provider.ClassMalformed, "response is not an event stream", nil)
 	}
-	f.Status = res.StatusCode
+	f.Status = res.HTTP.StatusCode
 	return f
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -104,13 +105,16 @@ func New(o Options) (*Client, error) {
 // 2xx that is not what the caller asked for is the caller's to classify).
 // The idle clock starts with the request; the caller resets it with
 // Response.Progress (Response.Events does so on every event) and must
-// Close the response.
+// Close the response. The answer is bounded by provider.LimitsOf(ctx).
 //
 // A request that got no answer fails with a *provider.Failure: TIMEOUT if
 // the idle clock ran out, the caller's context as provider.AsFailure
 // classifies it, TRANSPORT without an HTTP error status, and the class of
-// the status and error body (HTTPFailure) with one.
+// the status and error body (HTTPFailure) with one. An error body is read
+// no further than the limits' MaxEventBytes: a longer one is classified by
+// its status alone.
 func (c *Client) Post(ctx context.Context, path string, body []byte) (*Response, error) {
+	limits := provider.LimitsOf(ctx)
 	ctx, cancel := context.WithCancelCause(ctx)
 	idle := time.AfterFunc(c.idle, func() { cancel(errIdle) })
 
@@ -118,6 +122,7 @@ func (c *Client) Post(ctx context.Context, path string, body []byte) (*Response,
 	err := c.sdk.Post(ctx, path, nil, &res,
 		option.WithRequestBody("application/json", body),
 		option.WithResponseInto(&res),
+		option.WithMiddleware(boundErrorBody(limits.MaxEventBytes)),
 	)
 	if err != nil {
 		f := c.requestFailure(ctx, res, err)
@@ -131,8 +136,51 @@ func (c *Client) Post(ctx context.Context, path string, body []byte) (*Response,
 		timeout: c.idle,
 		idled:   func() bool { return errors.Is(context.Cause(ctx), errIdle) },
 		cancel:  cancel,
+		limits:  limits,
 	}, nil
 }
+
+// errBodyTooLarge ends the reading of an error body past its limit.
+var errBodyTooLarge = errors.New("openaiwire: error body too large")
+
+// boundErrorBody makes openai-go read an HTTP error body (it reads it
+// whole, to parse the error object) no further than max bytes: past them
+// the read fails, and the failure is classified by its status alone.
+func boundErrorBody(max int) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(req)
+		if err == nil && res != nil && res.StatusCode >= 400 && res.Body != nil {
+			res.Body = &limitedBody{rc: res.Body, left: int64(max)}
+		}
+		return res, err
+	}
+}
+
+// limitedBody reads at most left bytes of rc, then fails with
+// errBodyTooLarge if more remain.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One more byte tells a body of exactly the limit from a longer one.
+		var one [1]byte
+		if n, err := l.rc.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.rc.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+func (l *limitedBody) Close() error { return l.rc.Close() }
 
 // requestFailure classifies a request that got no answer.
 func (c *Client) requestFailure(ctx context.Context, res *http.Response, err error) *provider.Failure {

@@ -3,6 +3,8 @@ package openaiwire
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"time"
@@ -23,6 +25,7 @@ type Response struct {
 	timeout time.Duration
 	idled   func() bool // whether the idle clock ended the request
 	cancel  context.CancelCauseFunc
+	limits  provider.Limits
 }
 
 // EventStream reports whether the answer is a server-sent event stream,
@@ -46,29 +49,69 @@ func (r *Response) Close() error {
 // Interrupted classifies why reading the answer stopped before its
 // terminal, given ctx (the context Post was given) and the read error, if
 // any: TIMEOUT (what+" idle timeout") when the idle clock ran out, ctx's
-// error as provider.AsFailure classifies it, TRANSPORT (what+" broken") on
-// a read error. It returns nil when none of these happened: the body ended
-// cleanly, too soon, which is the caller's to name.
+// error as provider.AsFailure classifies it, the read error itself when it
+// is a *provider.Failure (a limit crossed: RESPONSE_TOO_LARGE), TRANSPORT
+// (what+" broken") on any other read error. It returns nil when none of
+// these happened: the body ended cleanly, too soon, which is the caller's
+// to name.
 func (r *Response) Interrupted(ctx context.Context, what string, readErr error) *provider.Failure {
+	var f *provider.Failure
 	switch {
 	case r.idled():
 		return provider.Fail(provider.ClassTimeout, what+" idle timeout", errIdle)
 	case ctx.Err() != nil:
 		return provider.AsFailure(ctx.Err())
+	case errors.As(readErr, &f):
+		return f
 	case readErr != nil:
 		return provider.Fail(provider.ClassTransport, what+" broken", readErr)
 	}
 	return nil
 }
 
+// Limits are the attempt's limits, read from the context Post was given.
+func (r *Response) Limits() provider.Limits { return r.limits }
+
 // Events reads the body as a server-sent event stream with openai-go's
-// decoder, the body wrapped by Terminate. Every event resets the idle
-// clock; a comment is not an event and does not.
+// decoder, the body wrapped by Terminate and bounded by BoundSSE with the
+// attempt's limits: a line, an event or a stream over its limit ends the
+// events, Err being the RESPONSE_TOO_LARGE failure. Every event resets the
+// idle clock; a comment is not an event and does not.
 func (r *Response) Events() *Events {
 	return &Events{
-		dec:      ssestream.NewDecoder(&http.Response{Header: r.HTTP.Header, Body: Terminate(r.HTTP.Body)}),
+		dec:      ssestream.NewDecoder(&http.Response{Header: r.HTTP.Header, Body: BoundSSE(Terminate(r.HTTP.Body), r.limits)}),
 		progress: r.Progress,
 	}
+}
+
+// ReadBody reads a body that is not an event stream, whole, resetting the
+// idle clock as bytes arrive. A body over the attempt's MaxEventBytes is
+// read no further: RESPONSE_TOO_LARGE (body_bytes). A read error is
+// returned as is, for Interrupted.
+func (r *Response) ReadBody() ([]byte, error) {
+	max := r.limits.WithDefaults().MaxEventBytes
+	b, err := io.ReadAll(io.LimitReader(progressReader{r: r.HTTP.Body, progress: r.Progress}, int64(max)+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(b) > max:
+		return nil, provider.TooLarge(provider.LimitBodyBytes)
+	}
+	return b, nil
+}
+
+// progressReader calls progress whenever a read returns bytes.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
 }
 
 // Events iterates over the events of a stream.

@@ -17,9 +17,6 @@ import (
 // non-streamed body.
 const DefaultIdleTimeout = openaiwire.DefaultIdleTimeout
 
-// MaxBodyBytes bounds a non-streamed response body.
-const MaxBodyBytes = 32 << 20
-
 // Options configure an Adapter.
 type Options struct {
 	// BaseURL is the API root, e.g. https://api.openai.com/v1. Required.
@@ -90,6 +87,7 @@ func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (
 	}
 	defer res.Close()
 	t := NewTranslator()
+	t.Asm.SetLimits(res.Limits().Content())
 	var resp *assemble.Response
 	if res.EventStream() {
 		resp, err = readEvents(ctx, res, t, sink)

@@ -145,10 +145,11 @@ func TestNonStreamingSameAsStream(t *testing.T) {
 }
 
 func TestNonStreamingTooLarge(t *testing.T) {
-	big := `{"id":"r","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"` + strings.Repeat("x", MaxBodyBytes) + `"}]}]}`
+	big := `{"id":"r","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"` +
+		strings.Repeat("x", provider.DefaultLimits.MaxEventBytes) + `"}]}]}`
 	srv, _ := providertest.Serve(t, providertest.Reply(http.StatusOK, "application/json", big))
 	o := providertest.Stream(t, newAdapter(t, srv.URL+"/v1", Options{}), []byte(`{}`))
-	if f := o.Failure(); f == nil || f.Class != provider.ClassMalformed || len(o.Frames) != 0 {
-		t.Errorf("Stream() = %v with %d frames; want MALFORMED and nothing relayed", o.Err, len(o.Frames))
+	if f := o.Failure(); f == nil || f.Class != provider.ClassResponseTooLarge || f.Reason != provider.LimitBodyBytes || f.Status != http.StatusOK || len(o.Frames) != 0 {
+		t.Errorf("Stream() = %v with %d frames; want RESPONSE_TOO_LARGE (body_bytes, HTTP 200) and nothing relayed", o.Err, len(o.Frames))
 	}
 }

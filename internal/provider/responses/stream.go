@@ -23,6 +23,9 @@ func readEvents(ctx context.Context, res *openaiwire.Response, t *Translator, si
 		if !done {
 			ferr = t.Event(ev.Type, data)
 		}
+		if err := t.Asm.Err(); err != nil {
+			return nil, provider.AsFailure(err) // the frame that crossed a limit is not relayed
+		}
 		if err := sink(provider.Frame{Raw: data, Event: ev.Type, Delta: t.Asm.TakeDelta()}); err != nil {
 			return nil, err
 		}

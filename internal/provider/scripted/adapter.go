@@ -124,7 +124,9 @@ func (a *Adapter) Remaining() int {
 // through the call's translator, each with the delta the translator
 // computes, then ends as recorded: the finalized response, a
 // *provider.Failure of the recorded class, or, for a hang, the context's
-// failure once ctx is done. A sink error is returned as is.
+// failure once ctx is done. A sink error is returned as is. The replay is
+// bounded by provider.LimitsOf(ctx) as a live stream is: content that
+// crosses them fails with RESPONSE_TOO_LARGE, not as a divergence.
 //
 // A body Prepare did not build, no call left, or a call recorded for
 // another model fails with INVALID_REQUEST (wrapping ErrNotPrepared,
@@ -156,6 +158,7 @@ func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (
 
 func (a *Adapter) replay(ctx context.Context, c *Call, sink provider.Sink) (*assemble.Response, error) {
 	t := a.translator(c.Target)
+	t.Asm().SetLimits(provider.LimitsOf(ctx).Content())
 	for i, f := range c.Frames {
 		if err := ctx.Err(); err != nil {
 			return nil, provider.AsFailure(err)
@@ -165,6 +168,11 @@ func (a *Adapter) replay(ctx context.Context, c *Call, sink provider.Sink) (*ass
 			t.Done()
 		} else {
 			ferr = t.Frame(f.Event, f.Raw)
+		}
+		if err := t.Asm().Err(); err != nil {
+			// This run's limits, not a divergence: the frame that crossed
+			// one is not relayed.
+			return nil, provider.AsFailure(err)
 		}
 		if err := sink(provider.Frame{Raw: bytes.Clone(f.Raw), Event: f.Event, Delta: t.Asm().TakeDelta()}); err != nil {
 			return nil, err
