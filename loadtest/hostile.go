@@ -40,7 +40,7 @@ import (
 // process takes hostile requests, hostile provider streams and huge tool
 // results, with valid turns interleaved, and its peak RSS is measured next
 // to the same worker serving the valid turns alone. Zero fields take the
-// defaults noted.
+// defaults noted; a negative count means none.
 type HostileOptions struct {
 	// Senders is how many hostile ~1 MB requests are in flight at once.
 	// Default 64, the worker's default concurrency.
@@ -73,8 +73,11 @@ type HostileOptions struct {
 
 func (o *HostileOptions) applyDefaults() {
 	def := func(v *int, d int) {
-		if *v == 0 {
+		switch {
+		case *v == 0:
 			*v = d
+		case *v < 0:
+			*v = 0
 		}
 	}
 	def(&o.Senders, 64)
@@ -97,7 +100,7 @@ func (o *HostileOptions) applyDefaults() {
 // Validate reports a setting out of range. Every loop is bounded by these.
 func (o *HostileOptions) Validate() error {
 	for _, v := range []int{o.Senders, o.Rounds, o.Floods, o.Heavy, o.BigResults, o.Valid} {
-		if v < 0 || v > 10_000 {
+		if v > 10_000 {
 			return errors.New("loadtest: hostile counts must be between 0 and 10000")
 		}
 	}

@@ -166,3 +166,37 @@ func TestPercentiles(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHostile runs a small bounded-memory run: a worker process takes
+// every request bomb, provider flood and huge tool result, and every valid
+// turn among them completes and every hostile case gets its outcome. The
+// worker here is this test binary (with -race, several times the memory of
+// a release build), so the RSS bound is the full run's job, not this one's.
+func TestRunHostile(t *testing.T) {
+	o := HostileOptions{Senders: 8, Rounds: 1, Floods: 7, FloodBytes: 64 << 20, Heavy: 2, BigResults: 2, Valid: 8,
+		RSSBound: 16 << 30, TurnTimeout: time.Minute}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	rep, err := RunHostile(ctx, o)
+	if err != nil {
+		t.Fatalf("RunHostile() = %v", err)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", out.String())
+	if !rep.OK() {
+		t.Errorf("the hostile run did not hold; see the report")
+	}
+	if rep.Hostile.Valid != 8 || rep.Hostile.ValidCompleted != 8 || rep.Baseline.ValidCompleted != 8 {
+		t.Errorf("valid turns completed: baseline %d, hostile %d of 8", rep.Baseline.ValidCompleted, rep.Hostile.ValidCompleted)
+	}
+	// Every bomb (7), flood kind (7), the heavy schema and the big result.
+	if n := len(rep.Cases); n != 16 {
+		t.Errorf("%d hostile cases ran; want 16", n)
+	}
+	if rep.Hostile.PeakRSS <= 0 || rep.Baseline.PeakRSS <= 0 {
+		t.Errorf("peak RSS not measured: %d, %d", rep.Baseline.PeakRSS, rep.Hostile.PeakRSS)
+	}
+}

@@ -80,6 +80,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.Log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).Level(level).With().Timestamp().Logger()
 
 	if *hostileRun {
+		for _, v := range []*int{&ho.Senders, &ho.Rounds, &ho.Floods, &ho.Heavy, &ho.BigResults, &ho.Valid} {
+			switch {
+			case *v < 0:
+				return fmt.Errorf("loadtest: hostile counts cannot be negative")
+			case *v == 0:
+				*v = -1 // none, where HostileOptions reads 0 as its default
+			}
+		}
 		ho.RSSBound, ho.TurnTimeout, ho.Log = *rssMiB<<20, o.TurnTimeout, o.Log
 		hrep, err := RunHostile(ctx, ho)
 		if hrep != nil {

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childNATSEnv) != "" {
+		os.Exit(childWorker()) // a worker process of a hostile run: this binary re-executed
+	}
 	goleak.VerifyTestMain(m,
 		// net/http keeps idle keep-alive connections to the mock provider.
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),

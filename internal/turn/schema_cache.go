@@ -20,10 +20,18 @@ type SchemaOptions struct {
 	// first); a schema that was refused counts as one, so refusing it again
 	// is free too. Default 1,024.
 	MaxEntries int
+	// MaxBytes caps the canonical JSON bytes of the schemas kept, summed.
+	// A compiled schema holds some 40 to 90 times its canonical size, so
+	// the default 512 KiB keeps the cache under about 45 MiB however
+	// costly the schemas requests bring. Default 524,288.
+	MaxBytes int
 }
 
-// DefaultSchemaCacheEntries is the MaxEntries a zero SchemaOptions takes.
-const DefaultSchemaCacheEntries = 1024
+// Defaults a zero SchemaOptions takes.
+const (
+	DefaultSchemaCacheEntries = 1024
+	DefaultSchemaCacheBytes   = 512 << 10
+)
 
 // Validate reports an invalid option.
 func (o SchemaOptions) Validate() error {
@@ -34,6 +42,9 @@ func (o SchemaOptions) Validate() error {
 	if o.MaxEntries < 0 {
 		errs = append(errs, fmt.Errorf("turn: schema cache max entries is negative (%d)", o.MaxEntries))
 	}
+	if o.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("turn: schema cache max bytes is negative (%d)", o.MaxBytes))
+	}
 	return errors.Join(errs...)
 }
 
@@ -42,9 +53,13 @@ func (o SchemaOptions) Validate() error {
 // the request's encoding or the delivery. It holds at most MaxEntries
 // schemas, dropping the least recently used. It is safe for concurrent
 // use; concurrent requests for one schema wait for a single compilation.
+// It also holds at most MaxBytes of canonical schemas, so that unique
+// costly schemas cannot fill memory.
 type SchemaCache struct {
-	limits SchemaLimits
-	max    int
+	limits   SchemaLimits
+	max      int
+	maxBytes int
+	bytes    int // canonical bytes of the entries held
 
 	mu      sync.Mutex
 	entries map[[32]byte]*list.Element // of *cacheEntry
@@ -55,6 +70,7 @@ type SchemaCache struct {
 
 type cacheEntry struct {
 	key     [32]byte
+	weight  int // canonical bytes
 	once    sync.Once
 	schema  *ToolSchema
 	problem *schemaProblem
@@ -68,11 +84,15 @@ func NewSchemaCache(o SchemaOptions) (*SchemaCache, error) {
 	if o.MaxEntries == 0 {
 		o.MaxEntries = DefaultSchemaCacheEntries
 	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultSchemaCacheBytes
+	}
 	return &SchemaCache{
-		limits:  o.Limits.withDefaults(),
-		max:     o.MaxEntries,
-		entries: map[[32]byte]*list.Element{},
-		lru:     list.New(),
+		limits:   o.Limits.withDefaults(),
+		max:      o.MaxEntries,
+		maxBytes: o.MaxBytes,
+		entries:  map[[32]byte]*list.Element{},
+		lru:      list.New(),
 	}, nil
 }
 
@@ -99,12 +119,16 @@ func (c *SchemaCache) get(key [32]byte, canon []byte) (*ToolSchema, *schemaProbl
 		c.lru.MoveToFront(el)
 		e = el.Value.(*cacheEntry)
 	} else {
-		e = &cacheEntry{key: key}
+		e = &cacheEntry{key: key, weight: len(canon)}
 		c.entries[key] = c.lru.PushFront(e)
-		for c.lru.Len() > c.max {
+		c.bytes += e.weight
+		// The newest entry stays, even alone over the byte cap.
+		for c.lru.Len() > 1 && (c.lru.Len() > c.max || c.bytes > c.maxBytes) {
 			old := c.lru.Back()
 			c.lru.Remove(old)
-			delete(c.entries, old.Value.(*cacheEntry).key)
+			oe := old.Value.(*cacheEntry)
+			delete(c.entries, oe.key)
+			c.bytes -= oe.weight
 		}
 	}
 	c.mu.Unlock()

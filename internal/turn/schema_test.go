@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/turnstream/turnstream/internal/hostile"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -313,9 +314,35 @@ func TestSchemaCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 }
 
+// TestSchemaCacheBoundsBytes: unique costly schemas cannot fill the
+// cache's memory: past MaxBytes of canonical schemas the least recently
+// used go, however few entries there are.
+func TestSchemaCacheBoundsBytes(t *testing.T) {
+	cache, err := turn.NewSchemaCache(turn.SchemaOptions{MaxBytes: 100 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		// About 45 KiB each: the canonical form of 4,980 properties.
+		tools := []wire.Tool{{Name: "t", Parameters: hostile.HeavySchema(fmt.Sprint("salt", i))}}
+		if _, err := cache.Compile(tools); err != nil {
+			t.Fatal(err)
+		}
+		if n := cache.Len(); n > 2 {
+			t.Fatalf("after %d heavy schemas Len() = %d; want at most 2 (100 KiB of 45 KiB schemas)", i+1, n)
+		}
+	}
+	if got := cache.Compiles(); got != 10 {
+		t.Errorf("Compiles() = %d; want 10", got)
+	}
+}
+
 func TestSchemaOptionsValidate(t *testing.T) {
 	if _, err := turn.NewSchemaCache(turn.SchemaOptions{MaxEntries: -1}); err == nil {
 		t.Error("NewSchemaCache(MaxEntries -1) = nil error; want one")
+	}
+	if _, err := turn.NewSchemaCache(turn.SchemaOptions{MaxBytes: -1}); err == nil {
+		t.Error("NewSchemaCache(MaxBytes -1) = nil error; want one")
 	}
 	if _, err := turn.NewSchemaCache(turn.SchemaOptions{Limits: turn.SchemaLimits{MaxDepth: -1}}); err == nil {
 		t.Error("NewSchemaCache(MaxDepth -1) = nil error; want one")

@@ -52,7 +52,13 @@ func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta 
 		w.release(ctx, key, log)
 		return nil, nil, nil, true
 	}
+	if !w.takeDecodeSlot(ctx, len(msg.Data())) {
+		w.release(ctx, key, log)
+		w.settle(msg, log, nakSoon) // shutting down
+		return nil, nil, nil, true
+	}
 	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
+	w.releaseDecodeSlot(len(msg.Data()))
 	w.release(ctx, key, log)
 	if rejection != nil {
 		w.reject(ctx, msg, session, req, codec, rejection, log)
@@ -90,5 +96,33 @@ func (w *Worker) release(ctx context.Context, key string, log zerolog.Logger) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond << i)
+	}
+}
+
+// bigRequest is the body size past which decoding takes a decode slot. A
+// request's decoded form, compiled schemas included, can take some twenty
+// times its encoded size (a 1 MB request of 36,000 schema properties takes
+// 24 MB): without slots, a worker at full concurrency decoding such
+// requests would hold concurrency times that. Smaller requests decode in
+// microseconds and never wait.
+const bigRequest = 16 << 10
+
+// takeDecodeSlot waits for a decode slot if a body of n bytes needs one.
+// It returns false if ctx ended first.
+func (w *Worker) takeDecodeSlot(ctx context.Context, n int) bool {
+	if n <= bigRequest {
+		return true
+	}
+	select {
+	case w.decodeSlots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *Worker) releaseDecodeSlot(n int) {
+	if n > bigRequest {
+		<-w.decodeSlots
 	}
 }

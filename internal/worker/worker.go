@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -48,7 +49,11 @@ type Worker struct {
 	state    *bus.State
 	loop     *turn.Loop
 	cancels  cancels
-	inflight sync.WaitGroup
+	// decodeSlots bound how many large requests decode at once (one per
+	// CPU): decoding is CPU-bound, and its memory is what a burst of
+	// hostile requests would multiply.
+	decodeSlots chan struct{}
+	inflight    sync.WaitGroup
 }
 
 // New validates options and connects the worker's parts; it creates the
@@ -98,6 +103,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	w := &Worker{
 		nc: o.Conn, js: js, cfg: cfg, log: o.Log, limits: o.Limits,
 		subjects: subjects, topology: topo, bus: b, state: state,
+		decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
 	}
 	w.loop = &turn.Loop{
 		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock, Limits: provider.Limits(cfg.Limits.Response)},
