@@ -26,6 +26,12 @@
 // a client following three streams per turn) over the bare publish and
 // consume of the bytes.
 //
+// With --hostile it runs the bounded-memory check instead: a worker process
+// (this program re-executed) takes request bombs, provider floods, costly
+// schemas and huge tool results among valid turns, and its peak RSS and CPU
+// are reported next to the same worker serving the valid turns alone (see
+// hostile.go and README.md).
+//
 // It talks to loopback (or the given server) only, and every loop is bounded
 // by the turn count and the per-turn timeout.
 package main

@@ -630,3 +630,38 @@ func TestDefaultResponseLimitsFit(t *testing.T) {
 		t.Errorf("defaults line %d, event %d, stream %d; want line <= event <= stream", d.MaxLineBytes, d.MaxEventBytes, d.MaxStreamBytes)
 	}
 }
+
+// TestREADMELimits keeps the README's limits block true to the defaults:
+// parsed, it must give exactly the default limits.
+func TestREADMELimits(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = `
+providers: [{name: p, api: openai_chat_completions, base_url: "http://localhost:1/v1"}]
+models: [{provider: p, name: m}]
+routes: [{name: default, targets: [{provider: p, model: m}]}]
+`
+	found := false
+	for _, blk := range strings.Split(string(b), "```yaml\n")[1:] {
+		text, _, _ := strings.Cut(blk, "```")
+		if !strings.HasPrefix(text, "limits:") {
+			continue
+		}
+		found = true
+		c, err := Parse([]byte(base + text))
+		if err != nil {
+			t.Fatalf("README limits block does not parse: %v", err)
+		}
+		if c.Limits.Response != DefaultResponseLimits {
+			t.Errorf("README limits.response = %+v; want the defaults %+v", c.Limits.Response, DefaultResponseLimits)
+		}
+		if c.Limits.ToolResult.MaxBytes != DefaultToolResultMaxBytes || !c.Limits.ToolResult.Redacts() {
+			t.Errorf("README limits.tool_result = %+v; want max_bytes %d, redact true", c.Limits.ToolResult, DefaultToolResultMaxBytes)
+		}
+	}
+	if !found {
+		t.Fatal("README.md has no limits block")
+	}
+}

@@ -6,6 +6,12 @@
 // gracefully: stop taking work, let in-flight turns finish within a
 // deadline, hand the rest back for another worker to resume.
 //
+// It also guards intake: each request decodes under its heartbeat, inside
+// an intake guard in TURN_STATE that dead-letters a request whose earlier
+// delivery died while decoding it (reason "poison"), with large requests
+// decoding a few at a time; a panic while decoding rejects the request and a
+// panic in a turn fails it, so no request can crash every worker in turn.
+//
 // Turn decisions live in internal/turn and NATS details in internal/bus;
 // this package wires them and owns every message's disposition.
 package worker
