@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/turnstream/turnstream/internal/provider"
 )
 
 // API names a provider's wire API.
@@ -95,17 +97,7 @@ type ResponseLimits struct {
 }
 
 // DefaultResponseLimits are the ResponseLimits defaults.
-var DefaultResponseLimits = ResponseLimits{
-	MaxLineBytes:      256 << 10,
-	MaxEventBytes:     256 << 10,
-	MaxStreamBytes:    64 << 20,
-	MaxTextBytes:      512 << 10,
-	MaxReasoningBytes: 512 << 10,
-	MaxToolCalls:      128,
-	MaxArgumentBytes:  256 << 10,
-	MaxMessageBytes:   960 << 10,
-	MaxChunks:         128 << 10,
-}
+var DefaultResponseLimits = ResponseLimits(provider.DefaultLimits) // declared once, where they are enforced
 
 // ToolResultLimits bound the tool results the worker stores.
 type ToolResultLimits struct {

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/redact"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // Defaults of ResultOptions.
 const (
-	// DefaultMaxResultBytes is the content a tool message stores at most.
-	DefaultMaxResultBytes = 256 << 10
+	// DefaultMaxResultBytes is the content a tool message stores at most:
+	// config limits.tool_result.max_bytes's default.
+	DefaultMaxResultBytes = config.DefaultToolResultMaxBytes
 	// DefaultMaxRecordBytes is the encoded record a server with NATS's
 	// default max_payload (1 MiB) accepts, headers set aside.
 	DefaultMaxRecordBytes = 1<<20 - 4<<10
