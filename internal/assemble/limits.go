@@ -80,6 +80,17 @@ func (a *Assembler) within(used, n, max int, limit string) bool {
 	return true
 }
 
+// OpaqueReasoning counts n bytes of reasoning the assembler does not hold
+// (a provider's encrypted reasoning, kept by its translator) against
+// ReasoningBytes. It reports false, and records the crossing, past it.
+func (a *Assembler) OpaqueReasoning(n int) bool {
+	if a.stopped() || !a.within(a.reasoning, n, a.limits.ReasoningBytes, LimitReasoningBytes) {
+		return false
+	}
+	a.reasoning += n
+	return true
+}
+
 // charge adds n to the message size, refusing it past MessageBytes.
 func (a *Assembler) charge(n int) bool {
 	if !a.within(a.message, n, a.limits.MessageBytes, LimitMessageBytes) {

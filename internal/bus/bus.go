@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -61,10 +62,28 @@ func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reaso
 		out.Header[k] = v
 	}
 	out.Header.Set(wire.HeaderRejectReason, reason)
+	// A request that filled the max payload cannot be copied whole with
+	// the added headers: keep its first bytes and say how large it was,
+	// rather than lose the copy.
+	if room := int(b.js.Conn().MaxPayload()) - headerBytes(out.Header) - 64; len(out.Data) > room {
+		out.Header.Set(wire.HeaderDeadTruncated, strconv.Itoa(len(out.Data)))
+		out.Data = out.Data[:max(0, room)]
+	}
 	if _, err := b.js.PublishMsg(ctx, out); err != nil {
 		return fmt.Errorf("bus: dead letter: %w", err)
 	}
 	return nil
+}
+
+// headerBytes is the size of h as NATS writes it.
+func headerBytes(h nats.Header) int {
+	n := len("NATS/1.0\r\n\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(": ") + len(v) + len("\r\n")
+		}
+	}
+	return n
 }
 
 func encode(codec wire.Codec, subject string, v any) (*nats.Msg, error) {

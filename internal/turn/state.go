@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -66,7 +65,7 @@ func (r *run) put(ctx context.Context, key string, v any) error {
 	if r.loop.State == nil {
 		return nil
 	}
-	b, err := json.Marshal(v)
+	b, err := wire.JSON.Marshal(v) // not HTML-escaped: "<" in an echo stays one byte
 	if err != nil {
 		return fmt.Errorf("turn: encode state: %w", err)
 	}

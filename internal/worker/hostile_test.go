@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/turnstream/turnstream/internal/hostile"
 	"github.com/turnstream/turnstream/internal/mockllm"
@@ -272,5 +274,39 @@ func TestHostileToolResults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDeadLetterAtMaxPayload: a rejected request that filled the server's
+// max payload cannot be copied whole beside its reject reason; its
+// dead-letter copy keeps its first bytes and its full size, instead of
+// being lost.
+func TestDeadLetterAtMaxPayload(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	e.startWorker()
+	ctx := ctxFor(t)
+	const session = "h-max-payload"
+	head, tail := `{"session_id":"`+session+`","turn_id":"t1","input":[{"role":"user","content":"`, `"}]}`
+	body := head + strings.Repeat("x", int(e.nc.MaxPayload())-len(head)-len(tail)) + tail
+	if _, err := e.js.PublishMsg(ctx, &nats.Msg{Subject: "turn.submit." + session, Data: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitRejected(t, e.js, session); ev.Payload["reason"] != wire.ReasonTooLarge {
+		t.Errorf("turn.rejected reason = %v; want too_large", ev.Payload["reason"])
+	}
+	s, err := e.js.Stream(ctx, wire.StreamDead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m *jetstream.RawStreamMsg
+	eventually(t, "the request is dead-lettered", func() bool {
+		m, err = s.GetLastMsgForSubject(ctx, wire.Subjects{}.Dead(session))
+		return err == nil
+	})
+	if got := m.Header.Get(wire.HeaderDeadTruncated); got != strconv.Itoa(len(body)) {
+		t.Errorf("%s = %q; want the full size %d", wire.HeaderDeadTruncated, got, len(body))
+	}
+	if m.Header.Get(wire.HeaderRejectReason) != wire.ReasonTooLarge || len(m.Data) == 0 || !strings.HasPrefix(body, string(m.Data)) {
+		t.Errorf("dead letter: reason %q, %d bytes; want too_large and the request's first bytes", m.Header.Get(wire.HeaderRejectReason), len(m.Data))
 	}
 }

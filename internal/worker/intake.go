@@ -36,30 +36,44 @@ func intakeKey(seq uint64) string { return "=intake." + strconv.FormatUint(seq, 
 // deliveries, the second of which decodes nothing, and its session's next
 // turn runs.
 //
+// The price: a request being decoded when its worker died of something
+// else (a kill, another request) is dead-lettered too. The guard covers the
+// decode alone, not the wait for a decode slot nor the turn, which for a
+// request within the limits is milliseconds, so this is rare; the dead
+// letter keeps the request for an operator to submit again.
+//
 // handled is true when the delivery was settled here (handed back or
 // dead-lettered); otherwise req, codec and schemas are the admitted request.
 func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, log zerolog.Logger) (req *wire.TurnRequest, codec wire.Codec, schemas turn.ToolSchemas, handled bool) {
+	// Waiting for a decode slot is not decoding: the guard is written
+	// once the slot is taken, so a process that dies holds guards only on
+	// the requests it was really decoding.
+	n := len(msg.Data())
+	if !w.takeDecodeSlot(ctx, n) {
+		w.settle(msg, log, nakSoon) // shutting down
+		return nil, nil, nil, true
+	}
 	key := intakeKey(meta.Sequence.Stream)
 	created, prev, err := w.state.Create(ctx, key, []byte(strconv.FormatUint(meta.NumDelivered, 10)))
 	if err != nil {
+		// The write may have landed all the same (a lost reply): remove
+		// it, or the next delivery would take this one for a crash.
+		w.release(ctx, key, log)
+		w.releaseDecodeSlot(n)
 		log.Warn().Err(err).Msg("cannot write the intake guard; handing the request back")
 		w.settle(msg, log, nakLater)
 		return nil, nil, nil, true
 	}
 	if !created {
+		w.releaseDecodeSlot(n)
 		log.Error().Str("died_at_delivery", string(prev)).Msg("an earlier delivery died decoding this request; dead-lettering it")
 		w.reject(ctx, msg, session, nil, wire.JSON, &wire.ValidationError{Reason: reasonPoison, Detail: "an earlier delivery died while decoding the request"}, log)
 		w.release(ctx, key, log)
 		return nil, nil, nil, true
 	}
-	if !w.takeDecodeSlot(ctx, len(msg.Data())) {
-		w.release(ctx, key, log)
-		w.settle(msg, log, nakSoon) // shutting down
-		return nil, nil, nil, true
-	}
 	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
-	w.releaseDecodeSlot(len(msg.Data()))
 	w.release(ctx, key, log)
+	w.releaseDecodeSlot(n)
 	if rejection != nil {
 		w.reject(ctx, msg, session, req, codec, rejection, log)
 		return nil, nil, nil, true

@@ -30,6 +30,10 @@ const (
 	HeaderSeq     = "Turn-Seq"
 	// HeaderRejectReason is set on a request copied to the dead-letter subject.
 	HeaderRejectReason = "Turn-Reject-Reason"
+	// HeaderDeadTruncated is set on a dead-letter copy whose request was too
+	// large to copy whole with its headers: its value is the request's full
+	// size in bytes, and the body holds its first bytes.
+	HeaderDeadTruncated = "Turn-Dead-Truncated"
 )
 
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)

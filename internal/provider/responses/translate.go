@@ -359,7 +359,7 @@ func (t *Translator) itemDone(outputIndex *int, raw json.RawMessage) error {
 				t.Asm.Reasoning(s.block, p.Text)
 			}
 		}
-		if it.EncryptedContent != nil && *it.EncryptedContent != "" && s.enc == nil {
+		if it.EncryptedContent != nil && *it.EncryptedContent != "" && s.enc == nil && t.Asm.OpaqueReasoning(len(*it.EncryptedContent)) {
 			s.enc = &ReasoningItem{ID: it.ID, EncryptedContent: *it.EncryptedContent}
 			t.reason = append(t.reason, s.enc)
 		}
