@@ -44,23 +44,47 @@ func CompileTools(tools []wire.Tool) (ToolSchemas, error) {
 }
 
 // compileTools checks each tool's parameters, encodes them canonically and
-// has compile turn the encoding into a schema.
+// has compile turn the encoding into a schema. Every check that needs no
+// compiling runs for every tool before any is compiled: the limits of one
+// schema and of their sum (MaxTotalBytes, MaxTotalNodes), and the fan-in
+// as far as preAnalyze can tell it. A request refused for its last tool
+// compiles none, and one accepted compiles at most MaxTotalBytes.
 func compileTools(tools []wire.Tool, lim SchemaLimits, compile func(key [32]byte, canon []byte) (*ToolSchema, *schemaProblem)) (ToolSchemas, error) {
-	out := make(ToolSchemas, len(tools))
-	for _, t := range tools {
+	canons := make([][]byte, len(tools))
+	var totalBytes, totalNodes int
+	for i, t := range tools {
 		if t.Parameters == nil {
+			continue
+		}
+		canon, nodes, problem := canonical(t.Parameters, lim)
+		if problem == nil {
+			totalBytes += len(canon)
+			totalNodes += nodes
+			switch {
+			case totalBytes > lim.MaxTotalBytes:
+				problem = tooLarge("", "the request's tool parameters total more than %d bytes (as canonical JSON, summed over its tools up to this one)", lim.MaxTotalBytes)
+			case totalNodes > lim.MaxTotalNodes:
+				problem = tooLarge("", "the request's tool parameters total more than %d values (summed over its tools up to this one)", lim.MaxTotalNodes)
+			default:
+				_, problem = preAnalyze(t.Parameters, lim.MaxArgumentDepth, lim.MaxFanIn)
+			}
+		}
+		if problem != nil {
+			return nil, problem.forTool(t.Name)
+		}
+		canons[i] = canon
+	}
+	out := make(ToolSchemas, len(tools))
+	for i, t := range tools {
+		if canons[i] == nil {
 			out[t.Name] = nil
 			continue
 		}
-		canon, problem := canonical(t.Parameters, lim)
-		if problem == nil {
-			var ts *ToolSchema
-			if ts, problem = compile(contentKey(canon), canon); problem == nil {
-				out[t.Name] = ts
-				continue
-			}
+		ts, problem := compile(contentKey(canons[i]), canons[i])
+		if problem != nil {
+			return nil, problem.forTool(t.Name)
 		}
-		return nil, problem.forTool(t.Name)
+		out[t.Name] = ts
 	}
 	return out, nil
 }
@@ -68,19 +92,20 @@ func compileTools(tools []wire.Tool, lim SchemaLimits, compile func(key [32]byte
 // canonical checks parameters within the limits (iteratively, before
 // anything recursive) and encodes them as canonical JSON: sorted keys, no
 // white space, the same bytes for the same schema whether the request was
-// JSON or msgpack.
-func canonical(params map[string]any, lim SchemaLimits) ([]byte, *schemaProblem) {
-	if p := scanParameters(params, lim); p != nil {
-		return nil, p
+// JSON or msgpack. It returns the values counted too.
+func canonical(params map[string]any, lim SchemaLimits) ([]byte, int, *schemaProblem) {
+	nodes, p := scanParameters(params, lim)
+	if p != nil {
+		return nil, nodes, p
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return nil, invalidSchema("", "not encodable as JSON")
+		return nil, nodes, invalidSchema("", "not encodable as JSON")
 	}
 	if len(b) > lim.MaxBytes {
-		return nil, tooLarge("", "%d bytes, at most %d", len(b), lim.MaxBytes)
+		return nil, nodes, tooLarge("", "%d bytes, at most %d", len(b), lim.MaxBytes)
 	}
-	return b, nil
+	return b, nodes, nil
 }
 
 // refusingLoader is the compiler's loader: it loads nothing. The built-in
@@ -256,7 +281,7 @@ func (ts ToolSchemas) Check(name, arguments string) error {
 	}
 	sh, at, ok := measure(doc, lim.MaxArgumentDepth)
 	if !ok {
-		return fmt.Errorf("the arguments have a number out of range at %s (more than 128 characters, or an exponent beyond ±400)", at)
+		return fmt.Errorf("the arguments have a number out of range at %s (more than 128 characters, or an exponent beyond ±400)", instancePointer(at))
 	}
 	if work, budget := s.cost.check(sh), uint64(lim.MaxCheckCost)*ticksPerUnit; work > budget {
 		return fmt.Errorf("the arguments are too large to check against the tool's parameters (about %d units of work, at most %d): send fewer or smaller values", work/ticksPerUnit, lim.MaxCheckCost)

@@ -56,6 +56,10 @@ func BenchmarkCheckWorstCase(b *testing.B) {
 		{"enum objects", `{"type":"object","properties":{"a":{"type":"array","items":{"enum":[` + join(600, func(int) string { return `{"k":[1,2,{"z":"q"}]}` }) + `]}}}}`, items(`{"k":[1,2,{"z":"r"}]}`)},
 		{"regex format", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"array","items":{"format":"regex"}}}}`, items(`"(a|b)*c{1,20}[x-z]"`)},
 		{"big numbers", `{"type":"object","properties":{"a":{"type":"array","items":{"multipleOf":1e-300,"maximum":1e300}}}}`, items("7e399")},
+		{"long key", `{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}}}`,
+			func(n int) string {
+				return `{"` + strings.Repeat("k", n) + `":[` + join(n, func(int) string { return "0" }) + `]}`
+			}},
 		{"deep", `{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}},"type":"object","properties":{"a":{"$ref":"#/$defs/n"}}}`,
 			func(n int) string {
 				return `{"a":` + strings.Repeat("[", 60) + join(n, func(int) string { return "1" }) + strings.Repeat("]", 60) + `}`

@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -114,52 +118,99 @@ func mul(a, b uint64) uint64 {
 }
 
 // measure walks decoded arguments iteratively and returns their shape;
-// a number out of range is reported by its path. A number's bytes are its
-// digits written out (7e300 has 301). Keys count as string
-// places one level below their object (propertyNames evaluates them
-// there), and their bytes also at the object's level (patternProperties
-// matches them there).
-func measure(v any, depth int) (shape, string, bool) {
-	sh := shape{nodes: make([]uint64, depth+2), bytes: make([]uint64, depth+2), wide: make([]uint64, depth+2)}
-	type item struct {
-		v    any
-		k    int
-		path string
+// a number out of range is reported by its place, as the tokens of its
+// path (formatted only then, by the caller). A number's bytes are its
+// digits written out (7e300 has 301). Keys count as string places one
+// level below their object (propertyNames evaluates them there), and
+// their bytes also at the object's level (patternProperties matches them
+// there).
+//
+// Its memory is O(size of the arguments) with a small constant, whatever
+// their shape: one frame per open container (the arguments' depth), and
+// the keys of the open objects, each once (16 bytes a key, the strings
+// shared with the decoded arguments). Nothing is built per value: a path
+// exists only for the one number it reports.
+func measure(v any, depth int) (shape, []string, bool) {
+	levels := depth + 2
+	counts := make([]uint64, 3*levels)
+	sh := shape{nodes: counts[:levels:levels], bytes: counts[levels : 2*levels : 2*levels], wide: counts[2*levels:]}
+	type frame struct {
+		m     map[string]any
+		a     []any
+		start int // the object's keys are keys[start:start+len(m)]
+		next  int // the next member or element to walk
+		level int
 	}
-	stack := []item{{v, 0, ""}}
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		k := min(it.k, depth+1)
+	var (
+		frames []frame
+		keys   []string
+	)
+	// path is the place of the value being walked: each open container's
+	// member or element before its next.
+	path := func() []string {
+		out := make([]string, len(frames))
+		for i, f := range frames {
+			if f.m != nil {
+				out[i] = keys[f.start+f.next-1]
+			} else {
+				out[i] = itoa(f.next - 1)
+			}
+		}
+		return out
+	}
+	next, level := v, 0
+	for {
+		k := min(level, depth+1)
 		sh.nodes[k]++
-		switch v := it.v.(type) {
+		switch v := next.(type) {
 		case map[string]any:
 			sh.wide[k] += uint64(len(v))
-			for key, child := range v {
+			start := len(keys)
+			keys = slices.Grow(keys, len(v))
+			for key := range v {
 				kb := uint64(len(key))
 				sh.bytes[k] += kb
-				if k+1 < len(sh.nodes) {
+				if k+1 < levels {
 					sh.nodes[k+1]++
 					sh.bytes[k+1] += kb
 				}
-				stack = append(stack, item{child, it.k + 1, it.path + "/" + pointerToken(key)})
+				keys = append(keys, key)
 			}
+			frames = append(frames, frame{m: v, start: start, level: level})
 		case []any:
 			sh.wide[k] += uint64(len(v))
-			for i, child := range v {
-				stack = append(stack, item{child, it.k + 1, it.path + "/" + itoa(i)})
-			}
+			frames = append(frames, frame{a: v, level: level})
 		case string:
 			sh.bytes[k] += uint64(len(v))
 		case json.Number:
 			digits, ok := numberDigits(string(v))
 			if !ok {
-				return sh, it.path, false
+				return sh, path(), false
 			}
 			sh.bytes[k] += uint64(digits)
 		}
+		// The next child of the innermost open container.
+		found := false
+		for len(frames) > 0 && !found {
+			f := &frames[len(frames)-1]
+			switch {
+			case f.m != nil && f.next < len(f.m):
+				next, level, found = f.m[keys[f.start+f.next]], f.level+1, true
+				f.next++
+			case f.m == nil && f.next < len(f.a):
+				next, level, found = f.a[f.next], f.level+1, true
+				f.next++
+			default:
+				if f.m != nil {
+					keys = keys[:f.start]
+				}
+				frames = frames[:len(frames)-1]
+			}
+		}
+		if !found {
+			return sh, nil, true
+		}
 	}
-	return sh, "", true
 }
 
 func itoa(i int) string {
@@ -289,9 +340,16 @@ func analyze(root *jsonschema.Schema, depth, maxFanIn int) (costTable, *schemaPr
 		one(&n.arrSum, s.ContentSchema)
 	}
 
+	return solve(nodes, depth, maxFanIn, func(i int) string { return pointerOf(all[i]) })
+}
+
+// solve computes the cost table of the schema graph nodes (the root is
+// nodes[0]), failing on an in-place cycle (named by where) or a fan-in
+// over maxFanIn.
+func solve(nodes []node, depth, maxFanIn int, where func(int) string) (costTable, *schemaProblem) {
 	order, cyclic := inPlaceOrder(nodes)
 	if cyclic >= 0 {
-		return nil, invalidSchema(pointerOf(all[cyclic]), "a reference cycle that never descends into the arguments (a schema applies itself in place), which no value can satisfy")
+		return nil, cycleProblem(where(cyclic))
 	}
 	// The validator's cycle check walks the in-place chain at each
 	// evaluation: its longest length adds to each one.
@@ -342,15 +400,91 @@ func analyze(root *jsonschema.Schema, depth, maxFanIn int) (costTable, *schemaPr
 		}
 		table[k] = cur[0]
 		if table[k].evals > uint64(maxFanIn) {
-			where := "the arguments object"
-			if k > 0 {
-				where = "a value " + itoa(k) + " levels into the arguments"
+			return nil, fanInProblem(k, table[k].evals, maxFanIn)
+		}
+		// Past the root, a level depends on the one above alone: once
+		// two are equal, so are all below.
+		if k >= 2 && slices.Equal(cur, prev) {
+			for r := k + 1; r <= depth; r++ {
+				table[r] = cur[0]
 			}
-			return nil, tooLarge("", "too expensive to check: %s would be evaluated against %s schemas, at most %d (references or applicators that multiply)", where, fanIn(table[k].evals), maxFanIn)
+			break
 		}
 		prev, cur = cur, prev
 	}
 	return table, nil
+}
+
+// solveFanIn is solve for the evaluations alone (the same counts), for
+// the pre-analysis: some five times less work a level.
+func solveFanIn(nodes []node, depth, maxFanIn int, where func(int) string) ([]uint64, *schemaProblem) {
+	order, cyclic := inPlaceOrder(nodes)
+	if cyclic >= 0 {
+		return nil, cycleProblem(where(cyclic))
+	}
+	maxIn := func(cs []uint64, ids []int) uint64 {
+		var m uint64
+		for _, j := range ids {
+			m = max(m, cs[j])
+		}
+		return m
+	}
+	table := make([]uint64, depth+1)
+	prev, cur := make([]uint64, len(nodes)), make([]uint64, len(nodes))
+	for k := 0; k <= depth; k++ {
+		for _, i := range order {
+			n := &nodes[i]
+			var c uint64
+			if k == 0 {
+				c = n.own.evals
+			}
+			for _, j := range n.inSum {
+				c = sat(c, cur[j])
+			}
+			for _, g := range n.inMax {
+				c = sat(c, maxIn(cur, g))
+			}
+			if k > 0 {
+				obj := maxIn(prev, n.propMax)
+				for _, j := range n.objSum {
+					obj = sat(obj, prev[j])
+				}
+				var arr uint64
+				for _, g := range n.arrMax {
+					arr = max(arr, maxIn(prev, g))
+				}
+				for _, j := range n.arrSum {
+					arr = sat(arr, prev[j])
+				}
+				c = sat(c, max(obj, arr))
+			}
+			cur[i] = c
+		}
+		table[k] = cur[0]
+		if table[k] > uint64(maxFanIn) {
+			return nil, fanInProblem(k, table[k], maxFanIn)
+		}
+		if k >= 2 && slices.Equal(cur, prev) {
+			for r := k + 1; r <= depth; r++ {
+				table[r] = cur[0]
+			}
+			break
+		}
+		prev, cur = cur, prev
+	}
+	return table, nil
+}
+
+func cycleProblem(at string) *schemaProblem {
+	return invalidSchema(at, "a reference cycle that never descends into the arguments (a schema applies itself in place), which no value can satisfy")
+}
+
+func fanInProblem(k int, evals uint64, maxFanIn int) *schemaProblem {
+	place := "the arguments object"
+	if k > 0 {
+		place = "a value " + itoa(k) + " levels into the arguments"
+	}
+	return tooLarge("", "too expensive to check: %s would be evaluated against %s schemas, at most %d (references or applicators that multiply)", place, fanIn(evals), maxFanIn)
 }
 
 func fanIn(n uint64) string {
@@ -578,4 +712,259 @@ func pointerOf(s *jsonschema.Schema) string {
 		}
 	}
 	return ""
+}
+
+// preAnalyze bounds, before a schema is compiled, the fan-in analyze will
+// find, so that a schema whose references multiply is refused without
+// compiling it (nor the request's other tools). It reads the decoded
+// parameters, for the common case of a draft 2020-12 document without
+// "$id" anywhere, whose references all resolve in the document by JSON
+// pointer. It follows only applicators whose compiled schema it is sure of
+// (not $dynamicRef, $recursiveRef, anchors, contentSchema, nor a pointer
+// it cannot resolve as the compiler does), so its counts are at most
+// analyze's: what it refuses, analyze would refuse after compiling, and
+// what it lets through, analyze still checks. A document it cannot read
+// it lets through unchecked (a nil table). Its work is linear in the schema's
+// values, plus the table: at most (depth+1) times the subschemas and
+// applicators, one word each.
+func preAnalyze(params map[string]any, depth, maxFanIn int) ([]uint64, *schemaProblem) {
+	count, ok := preAnalyzable(params)
+	if !ok {
+		return nil, nil
+	}
+	// A subschema's place, for a message only: its parent and the
+	// keyword (and member) under it, or the pointer it was reached by.
+	type place struct {
+		parent int
+		ptr    string // the fragment of a $ref, when parent < 0
+		kw     string
+		member string
+		named  bool // member is set
+	}
+	var (
+		nodes  = make([]node, 0, count+1)
+		places = make([]place, 0, count+1)
+		maps   = make([]map[string]any, 0, count+1) // of each node; nil for the boolean leaf
+		index  = make(map[unsafe.Pointer]int, count)
+		leaf   = -1 // one node for every boolean schema: it applies nothing
+	)
+	add := func(v any, at place) int {
+		switch v := v.(type) {
+		case map[string]any:
+			id := reflect.ValueOf(v).UnsafePointer()
+			if i, ok := index[id]; ok {
+				return i
+			}
+			index[id] = len(nodes)
+			nodes = append(nodes, node{own: cost{evals: 1}})
+			places = append(places, at)
+			maps = append(maps, v)
+			return len(nodes) - 1
+		case bool:
+			if leaf < 0 {
+				leaf = len(nodes)
+				nodes = append(nodes, node{own: cost{evals: 1}})
+				places = append(places, place{parent: -1})
+				maps = append(maps, nil)
+			}
+			return leaf
+		}
+		return -1 // not a schema: the compiler refuses it
+	}
+	add(params, place{parent: -1})
+	for i := 0; i < len(nodes); i++ {
+		m := maps[i]
+		if m == nil {
+			continue
+		}
+		// Each edge goes to a subschema of a keyword of node i.
+		edge := func(list *[]int, v any, kw, member string, named bool) {
+			if j := add(v, place{parent: i, kw: kw, member: member, named: named}); j >= 0 {
+				*list = append(*list, j)
+			}
+		}
+		one := func(list *[]int, kw string, bools bool) {
+			v, ok := m[kw]
+			if _, isBool := v.(bool); ok && (bools || !isBool) {
+				edge(list, v, kw, "", false)
+			}
+		}
+		each := func(list *[]int, kw string) {
+			if a, ok := m[kw].([]any); ok {
+				for j, v := range a {
+					edge(list, v, kw, itoa(j), true)
+				}
+			}
+		}
+		members := func(list *[]int, kw string, skipArrays bool) {
+			if o, ok := m[kw].(map[string]any); ok {
+				for k, v := range o {
+					if _, isArray := v.([]any); skipArrays && isArray {
+						continue
+					}
+					edge(list, v, kw, k, true)
+				}
+			}
+		}
+		var n node
+		if ref, ok := m["$ref"].(string); ok {
+			if frag, ok := strings.CutPrefix(ref, "#"); ok {
+				if target, ok := resolvePointer(params, frag); ok {
+					if j := add(target, place{parent: -1, ptr: frag}); j >= 0 {
+						n.inSum = append(n.inSum, j)
+					}
+				}
+			}
+		}
+		each(&n.inSum, "allOf")
+		each(&n.inSum, "anyOf")
+		each(&n.inSum, "oneOf")
+		one(&n.inSum, "not", true)
+		if cond, ok := m["if"]; ok {
+			one(&n.inSum, "if", true)
+			b, isBool := cond.(bool)
+			if !isBool || b {
+				one(&n.inSum, "then", true)
+			}
+			if !isBool || !b {
+				one(&n.inSum, "else", true)
+			}
+		}
+		members(&n.inSum, "dependentSchemas", false)
+		members(&n.inSum, "dependencies", true) // arrays are dependentRequired
+		members(&n.propMax, "properties", false)
+		members(&n.objSum, "patternProperties", false)
+		one(&n.objSum, "additionalProperties", false) // a boolean is no schema
+		one(&n.objSum, "unevaluatedProperties", true)
+		one(&n.objSum, "propertyNames", true)
+		var prefix []int
+		each(&prefix, "prefixItems")
+		if len(prefix) > 0 {
+			n.arrMax = append(n.arrMax, prefix)
+		}
+		if _, isArray := m["items"].([]any); !isArray { // an array is refused in 2020-12
+			one(&n.arrSum, "items", true)
+		}
+		one(&n.arrSum, "contains", true)
+		one(&n.arrSum, "unevaluatedItems", true)
+		n.own = nodes[i].own
+		nodes[i] = n
+	}
+	where := func(i int) string {
+		var toks []string
+		for ; i >= 0 && places[i].parent >= 0; i = places[i].parent {
+			if p := places[i]; p.named {
+				toks = append(toks, pointerToken(p.member))
+			}
+			toks = append(toks, pointerToken(places[i].kw))
+		}
+		var b strings.Builder
+		if i >= 0 {
+			b.WriteString(places[i].ptr)
+		}
+		for j := len(toks) - 1; j >= 0 && b.Len() <= 2*describeValueLen; j-- {
+			b.WriteString("/")
+			b.WriteString(toks[j])
+		}
+		return clip(b.String(), 2*describeValueLen)
+	}
+	return solveFanIn(nodes, depth, maxFanIn, where)
+}
+
+// draft2020 is the $schema of draft 2020-12 (http or https, with or
+// without an empty fragment), the compiler's default.
+func draft2020(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	s = strings.TrimSuffix(s, "#")
+	return s == "https://json-schema.org/draft/2020-12/schema" || s == "http://json-schema.org/draft/2020-12/schema"
+}
+
+// preAnalyzable reports whether preAnalyze can read a document: draft
+// 2020-12 (by default or by its root's $schema), and no "$id" nor nested
+// "$schema" key anywhere (even where it is not a keyword: only ever
+// fewer documents), so that every "#..." reference resolves against the
+// document itself. It walks the values iteratively, each once, and
+// counts the objects.
+func preAnalyzable(params map[string]any) (int, bool) {
+	if v, ok := params["$schema"]; ok && !draft2020(v) {
+		return 0, false
+	}
+	if _, ok := params["$id"]; ok {
+		return 0, false
+	}
+	objects := 1
+	stack := make([]any, 0, len(params))
+	for _, v := range params {
+		stack = append(stack, v)
+	}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch v := v.(type) {
+		case map[string]any:
+			objects++
+			if _, ok := v["$id"]; ok {
+				return 0, false
+			}
+			if _, ok := v["$schema"]; ok {
+				return 0, false
+			}
+			for _, c := range v {
+				stack = append(stack, c)
+			}
+		case []any:
+			stack = append(stack, v...)
+		}
+	}
+	return objects, true
+}
+
+// resolvePointer resolves a reference's fragment in the document as a
+// JSON pointer, when it is plainly one: "" or "/..." of printable ASCII
+// without '%' (no percent-decoding to agree on), array indexes in
+// canonical form. Anything else (an anchor, an escape it doubts) is not
+// resolved.
+func resolvePointer(doc map[string]any, frag string) (any, bool) {
+	if frag == "" {
+		return doc, true
+	}
+	if frag[0] != '/' {
+		return nil, false
+	}
+	for i := 0; i < len(frag); i++ {
+		if c := frag[i]; c <= ' ' || c >= 0x7f || c == '%' || c == '#' || c == '\\' {
+			return nil, false
+		}
+	}
+	var cur any = doc
+	for tok := range strings.SplitSeq(frag[1:], "/") {
+		if strings.Contains(tok, "~") {
+			for j := 0; j < len(tok); j++ {
+				if tok[j] == '~' && (j+1 == len(tok) || (tok[j+1] != '0' && tok[j+1] != '1')) {
+					return nil, false
+				}
+			}
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		}
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) || itoa(i) != tok {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }

@@ -49,6 +49,20 @@ type SchemaLimits struct {
 	// rejected when compiled. Default 1,000.
 	MaxFanIn int
 
+	// MaxTotalBytes caps the canonical JSON bytes of all of a request's
+	// tool parameters, summed (a schema offered under two tool names
+	// counts twice). A compiled schema holds some 40 to 90 times its
+	// canonical size for the whole turn, and compiling costs with the
+	// size: the default keeps a request under about 12 MiB of compiled
+	// schemas and 0.3 s of compiling, whatever its number of tools. It is
+	// checked, with MaxTotalNodes, before any tool is compiled. Default
+	// 128 KiB.
+	MaxTotalBytes int
+	// MaxTotalNodes caps the JSON values of all of a request's tool
+	// parameters, summed, as MaxNodes counts them. Default 10,000 (two
+	// schemas at MaxNodes).
+	MaxTotalNodes int
+
 	// MaxArgumentBytes caps a call's arguments (JSON text). Default 1 MiB.
 	MaxArgumentBytes int
 	// MaxArgumentDepth caps the nesting of a call's arguments. Default 64.
@@ -74,6 +88,8 @@ var DefaultSchemaLimits = SchemaLimits{
 	MaxPatternBytes:  1 << 10,
 	MaxPatternInsts:  2_000,
 	MaxFanIn:         1_000,
+	MaxTotalBytes:    128 << 10,
+	MaxTotalNodes:    10_000,
 	MaxArgumentBytes: 1 << 20,
 	MaxArgumentDepth: 64,
 	MaxCheckCost:     50_000,
@@ -93,6 +109,7 @@ func (l SchemaLimits) Validate() error {
 		{"max_bytes", l.MaxBytes}, {"max_depth", l.MaxDepth}, {"max_nodes", l.MaxNodes},
 		{"max_refs", l.MaxRefs}, {"max_patterns", l.MaxPatterns}, {"max_pattern_bytes", l.MaxPatternBytes},
 		{"max_pattern_insts", l.MaxPatternInsts}, {"max_fan_in", l.MaxFanIn},
+		{"max_total_bytes", l.MaxTotalBytes}, {"max_total_nodes", l.MaxTotalNodes},
 		{"max_argument_bytes", l.MaxArgumentBytes}, {"max_argument_depth", l.MaxArgumentDepth},
 		{"max_check_cost", l.MaxCheckCost},
 	} {
@@ -122,6 +139,8 @@ func (l SchemaLimits) withDefaults() SchemaLimits {
 	pick(&l.MaxPatternBytes, d.MaxPatternBytes)
 	pick(&l.MaxPatternInsts, d.MaxPatternInsts)
 	pick(&l.MaxFanIn, d.MaxFanIn)
+	pick(&l.MaxTotalBytes, d.MaxTotalBytes)
+	pick(&l.MaxTotalNodes, d.MaxTotalNodes)
 	pick(&l.MaxArgumentBytes, d.MaxArgumentBytes)
 	pick(&l.MaxArgumentDepth, d.MaxArgumentDepth)
 	pick(&l.MaxCheckCost, d.MaxCheckCost)

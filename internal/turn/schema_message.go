@@ -14,12 +14,28 @@ import (
 )
 
 // Bounds of a described validation error: the model needs the first
-// problems, not all of them.
+// problems, not all of them. Describing does bounded work per leaf error
+// of the validator, and stops after describeMore further problems or
+// describeLeaves leaves: the validator's own work is bounded by the cost
+// analysis, the description must not add to it in proportion to the
+// arguments' bytes (a path through a long key, for every error below it).
 const (
 	describeProblems = 3
-	describeValues   = 10  // enum values listed
-	describeValueLen = 48  // bytes of one listed value
-	describeMaxLen   = 800 // bytes of the whole text
+	describeMore     = 1_000  // further problems counted, past the described ones
+	describeLeaves   = 10_000 // leaf errors looked at, at most
+	describeValues   = 10     // enum values or property names listed
+	describeValueLen = 48     // bytes of one listed value, or one path token
+	describeMaxLen   = 800    // bytes of the whole text
+
+	// describeNameWindow is how much of a name from the arguments (a key,
+	// a property name) is redacted, before it is clipped to
+	// describeValueLen: a long name costs what a short one does, and a
+	// credential that starts in the part shown is seen by the redaction
+	// for over 200 bytes, whole or far enough for its rule.
+	describeNameWindow = 256
+	// describePointerLen bounds a described place: tokens past it are
+	// left out ("/…").
+	describePointerLen = 2 * describeValueLen
 )
 
 // describe writes a validation error for the model, from its structure:
@@ -28,70 +44,114 @@ const (
 // value of the arguments (the library's own text does: "'sk-live-…' does
 // not match pattern"); it quotes only what the schema says (a pattern, the
 // values of an enum, property names it requires) and the names of
-// properties the arguments have but may not.
+// properties the arguments have but may not, redacted.
+//
+// Its work is bounded whatever the error: a few hundred bytes of text per
+// leaf looked at (a pointer clipped before it is built, a rule whose lists
+// are clipped), at most describeLeaves leaves, and redaction only for the
+// problems described, of at most describeNameWindow bytes a name.
 func describe(verr *jsonschema.ValidationError) string {
-	type problem struct{ at, rule, schema string }
-	var found []problem
-	more := 0
-	seen := map[string]bool{}
-	// Depth first, in the library's order, iteratively.
-	stack := []*jsonschema.ValidationError{verr}
-	for len(stack) > 0 {
-		e := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if len(e.Causes) > 0 {
-			for i := len(e.Causes) - 1; i >= 0; i-- {
-				stack = append(stack, e.Causes[i])
-			}
-			continue
+	var (
+		found  []*jsonschema.ValidationError
+		more   int
+		leaves int
+		cut    bool
+		seen   = map[string]bool{}
+	)
+	// leaf handles one leaf error; false stops the walk.
+	leaf := func(e *jsonschema.ValidationError) bool {
+		if leaves++; leaves > describeLeaves {
+			cut = true
+			return false
 		}
-		rule, ok := ruleOf(e.ErrorKind)
+		// The place and the rule as shown, but not redacted: redaction
+		// is for the problems described.
+		rule, ok := ruleOf(e.ErrorKind, false)
 		if !ok {
-			continue
+			return true
 		}
-		p := problem{at: instancePointer(e.InstanceLocation), rule: rule, schema: keywordLocation(e)}
-		key := p.at + "\x00" + p.rule
+		key := boundedPointer(e.InstanceLocation, false) + "\x00" + rule
 		if seen[key] {
-			continue
+			return true
 		}
 		seen[key] = true
-		if len(found) == describeProblems {
-			more++
+		if len(found) < describeProblems {
+			found = append(found, e)
+			return true
+		}
+		if more++; more == describeMore {
+			cut = true
+			return false
+		}
+		return true
+	}
+	// Depth first, in the library's order, iteratively: a frame per open
+	// error and the index of its next cause.
+	type frame struct {
+		e    *jsonschema.ValidationError
+		next int
+	}
+	stack := []frame{{e: verr}}
+	if len(verr.Causes) == 0 {
+		stack = nil
+		leaf(verr)
+	}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next == len(f.e.Causes) {
+			stack = stack[:len(stack)-1]
 			continue
 		}
-		found = append(found, p)
+		c := f.e.Causes[f.next]
+		f.next++
+		if len(c.Causes) > 0 {
+			stack = append(stack, frame{e: c})
+		} else if !leaf(c) {
+			break
+		}
 	}
 	if len(found) == 0 {
 		return "they fail the schema"
 	}
 	var b strings.Builder
-	for i, p := range found {
+	for i, e := range found {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		if p.at == "" {
+		if at := instancePointer(e.InstanceLocation); at == "" {
 			b.WriteString("the arguments object ")
 		} else {
 			b.WriteString("at ")
-			b.WriteString(p.at)
+			b.WriteString(at)
 			b.WriteString(": the value ")
 		}
-		b.WriteString(p.rule)
-		if p.schema != "" {
+		rule, _ := ruleOf(e.ErrorKind, true)
+		b.WriteString(rule)
+		if schema := keywordLocation(e); schema != "" {
 			b.WriteString(" (schema ")
-			b.WriteString(p.schema)
+			b.WriteString(schema)
 			b.WriteString(")")
 		}
 	}
-	if more > 0 {
-		fmt.Fprintf(&b, "; and %d more problem(s)", more)
+	// The count stays when the text is clipped.
+	var tail string
+	switch {
+	case cut && more > 0:
+		tail = fmt.Sprintf("; and at least %d more problem(s)", more)
+	case cut:
+		tail = "; and perhaps more problems"
+	case more > 0:
+		tail = fmt.Sprintf("; and %d more problem(s)", more)
 	}
-	return clip(b.String(), describeMaxLen)
+	return clip(b.String(), describeMaxLen-len(tail)) + tail
 }
 
 // ruleOf states the rule an error kind reports, without the value that
-// broke it. Wrappers (groups, references, the schema) have none.
-func ruleOf(k jsonschema.ErrorKind) (string, bool) {
+// broke it. Wrappers (groups, references, the schema) have none. Its text
+// is bounded: lists and values are clipped before they are written. Names
+// from the arguments are redacted if redacted (for the text shown), else
+// only clipped (to tell problems apart).
+func ruleOf(k jsonschema.ErrorKind, redacted bool) (string, bool) {
 	switch k := k.(type) {
 	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf, *kind.AnyOf:
 		return "", false
@@ -136,7 +196,7 @@ func ruleOf(k jsonschema.ErrorKind) (string, bool) {
 	case *kind.DependentRequired:
 		return fmt.Sprintf("has %s, which requires the properties %s", strconv.Quote(clip(k.Prop, describeValueLen)), strings.Join(quoteAll(k.Missing, true), ", ")), true
 	case *kind.AdditionalProperties:
-		return "has properties the schema does not allow: " + strings.Join(quoteAll(redactAll(k.Properties), true), ", "), true
+		return "has properties the schema does not allow: " + strings.Join(quoteNames(k.Properties, redacted), ", "), true
 	case *kind.PropertyNames:
 		return "has a property name that the schema's propertyNames does not allow", true
 	case *kind.UniqueItems:
@@ -167,22 +227,61 @@ func ruleOf(k jsonschema.ErrorKind) (string, bool) {
 	return "fails the schema", true
 }
 
-// redactAll redacts names that come from the arguments (keys a model
-// wrote), in case one holds a credential.
-func redactAll(names []string) []string {
-	out := make([]string, len(names))
+// redactName redacts a name that comes from the arguments (a key a model
+// wrote), in case it holds a credential, and clips it to describeValueLen
+// bytes. The redaction sees only its first describeNameWindow bytes.
+func redactName(n string) string {
+	w, cut := window(n, describeNameWindow)
+	r, _ := redact.Redact(w)
+	if cut && len(r) <= describeValueLen {
+		return r + "…"
+	}
+	return clip(r, describeValueLen)
+}
+
+// quoteNames quotes the first describeValues names from the arguments,
+// redacted if redacted (else clipped), and counts the others, which are
+// neither shown nor redacted.
+func quoteNames(names []string, redacted bool) []string {
+	out := make([]string, 0, min(len(names), describeValues+1))
 	for i, n := range names {
-		out[i], _ = redact.Redact(n)
+		if i == describeValues {
+			out = append(out, fmt.Sprintf("and %d more", len(names)-i))
+			break
+		}
+		if redacted {
+			n = redactName(n)
+		} else {
+			n = clip(n, describeValueLen)
+		}
+		out = append(out, strconv.Quote(n))
 	}
 	return out
 }
 
-// instancePointer is the JSON pointer of a place in the arguments.
-func instancePointer(loc []string) string {
+// instancePointer is the JSON pointer of a place in the arguments, as the
+// model is shown it: each token redacted (redactName), about
+// describePointerLen bytes at most.
+func instancePointer(loc []string) string { return boundedPointer(loc, true) }
+
+// boundedPointer writes a place's tokens, each clipped to
+// describeValueLen bytes (redacted first if redacted), and stops past
+// describePointerLen bytes: the work is bounded whatever the place's
+// depth and keys.
+func boundedPointer(loc []string, redacted bool) string {
 	var b strings.Builder
-	for _, t := range redactAll(loc) {
+	for _, t := range loc {
+		if b.Len() >= describePointerLen {
+			b.WriteString("/…")
+			break
+		}
+		if redacted {
+			t = redactName(t)
+		} else {
+			t = clip(t, describeValueLen)
+		}
 		b.WriteString("/")
-		b.WriteString(pointerToken(clip(t, describeValueLen)))
+		b.WriteString(pointerToken(t))
 	}
 	return b.String()
 }
@@ -190,21 +289,29 @@ func instancePointer(loc []string) string {
 // keywordLocation is the place in the schema of the keyword that failed:
 // the failing schema's pointer and the keyword.
 func keywordLocation(e *jsonschema.ValidationError) string {
+	const limit = 2 * describeValueLen
 	loc := ""
 	if i := strings.IndexByte(e.SchemaURL, '#'); i >= 0 {
 		loc = e.SchemaURL[i+1:]
+	}
+	if len(loc) > limit {
+		// The schema's own keys can be long: clip before adding to it.
+		return clip(loc, limit)
 	}
 	kws := e.ErrorKind.KeywordPath()
 	if _, ok := e.ErrorKind.(*kind.Not); ok {
 		kws = []string{"not"}
 	}
 	for _, kw := range kws {
-		loc += "/" + pointerToken(kw)
+		if len(loc) > limit {
+			break
+		}
+		loc += "/" + pointerToken(clip(kw, limit))
 	}
 	if loc == "" {
 		return ""
 	}
-	return clip(loc, 2*describeValueLen)
+	return clip(loc, limit)
 }
 
 // listValues lists the scalar values a schema allows, when they are few
@@ -215,9 +322,19 @@ func listValues(vs []any) string {
 	}
 	out := make([]string, 0, len(vs))
 	for _, v := range vs {
-		switch v.(type) {
+		switch v := v.(type) {
 		case map[string]any, []any:
 			return ""
+		case string:
+			// Checked before encoding: a schema's value may be 64 KiB,
+			// encoded for every error.
+			if len(v) > describeValueLen {
+				return ""
+			}
+		case json.Number:
+			if len(v) > describeValueLen {
+				return ""
+			}
 		}
 		b, err := json.Marshal(v)
 		if err != nil || len(b) > describeValueLen {
@@ -265,10 +382,22 @@ func rat(r *big.Rat) string {
 }
 
 func tokenOr(s, fallback string) string {
-	if tokenValue.MatchString(s) {
+	if len(s) <= 64 && tokenValue.MatchString(s) { // tokenValue allows 64
 		return s
 	}
 	return fallback
+}
+
+// window cuts s to at most n bytes at a rune boundary, without a mark,
+// and reports whether it cut.
+func window(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n], true
 }
 
 // clip cuts s to at most n bytes at a rune boundary.

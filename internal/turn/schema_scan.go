@@ -100,17 +100,26 @@ type scanFrame struct {
 	m    map[string]any
 	keys []string // sorted, for a deterministic first finding
 	a    []any
-	i    int
-	tok  string // pointer token of the child being walked
+	i    int // the next child; the one being walked is i-1
+}
+
+// token is the pointer token of the child being walked, built only for a
+// path that is reported.
+func (f *scanFrame) token() string {
+	if f.m != nil {
+		return pointerToken(f.keys[f.i-1])
+	}
+	return strconv.Itoa(f.i - 1)
 }
 
 // scanParameters checks a tool's parameters within the limits before they
-// are encoded or compiled. The walk is iterative: no input can exhaust the
-// stack. It enforces MaxDepth, MaxNodes, MaxRefs, MaxPatterns and
-// MaxPatternBytes, a lower bound of MaxBytes (the exact size is checked on
-// the canonical encoding), and refuses any reference that is not
-// in-document and any $schema but the built-in drafts.
-func scanParameters(params map[string]any, lim SchemaLimits) *schemaProblem {
+// are encoded or compiled, and returns how many values they have. The walk
+// is iterative: no input can exhaust the stack. It enforces MaxDepth,
+// MaxNodes, MaxRefs, MaxPatterns and MaxPatternBytes, a lower bound of
+// MaxBytes (the exact size is checked on the canonical encoding), and
+// refuses any reference that is not in-document and any $schema but the
+// built-in drafts. Paths are built only for the problem it reports.
+func scanParameters(params map[string]any, lim SchemaLimits) (int, *schemaProblem) {
 	var (
 		stack          []scanFrame
 		nodes, refs    int
@@ -121,17 +130,17 @@ func scanParameters(params map[string]any, lim SchemaLimits) *schemaProblem {
 	// of a member of the innermost container, before it is walked.
 	path := func() string {
 		var b strings.Builder
-		for _, f := range stack {
+		for i := range stack {
 			b.WriteString("/")
-			b.WriteString(f.tok)
+			b.WriteString(stack[i].token())
 		}
 		return b.String()
 	}
 	memberPath := func(keys ...string) string {
 		var b strings.Builder
-		for _, f := range stack[:len(stack)-1] {
+		for i := range stack[:len(stack)-1] {
 			b.WriteString("/")
-			b.WriteString(f.tok)
+			b.WriteString(stack[i].token())
 		}
 		for _, k := range keys {
 			b.WriteString("/")
@@ -139,13 +148,15 @@ func scanParameters(params map[string]any, lim SchemaLimits) *schemaProblem {
 		}
 		return b.String()
 	}
-	pattern := func(p string, at string) *schemaProblem {
+	// pattern counts a pattern at the member k (and the patternProperties
+	// key p, if any) of the innermost container.
+	pattern := func(re string, keys ...string) *schemaProblem {
 		patterns++
 		if patterns > lim.MaxPatterns {
-			return tooLarge(at, "more than %d patterns", lim.MaxPatterns)
+			return tooLarge(memberPath(keys...), "more than %d patterns", lim.MaxPatterns)
 		}
-		if len(p) > lim.MaxPatternBytes {
-			return tooLarge(at, "a pattern of %d bytes, at most %d", len(p), lim.MaxPatternBytes)
+		if len(re) > lim.MaxPatternBytes {
+			return tooLarge(memberPath(keys...), "a pattern of %d bytes, at most %d", len(re), lim.MaxPatternBytes)
 		}
 		return nil
 	}
@@ -165,11 +176,11 @@ func scanParameters(params map[string]any, lim SchemaLimits) *schemaProblem {
 				return foreignRef(memberPath(k), "$schema names an unknown metaschema (%s); only the JSON Schema drafts 4, 6, 7, 2019-09 and 2020-12 are built in, and nothing is loaded", refKind(s))
 			}
 		case k == "pattern" && isString:
-			return pattern(s, memberPath(k))
+			return pattern(s, k)
 		case k == "patternProperties":
 			if m, ok := v.(map[string]any); ok {
 				for p := range m {
-					if bad := pattern(p, memberPath(k, p)); bad != nil {
+					if bad := pattern(p, k, p); bad != nil {
 						return bad
 					}
 				}
@@ -182,13 +193,13 @@ func scanParameters(params map[string]any, lim SchemaLimits) *schemaProblem {
 	for {
 		nodes++
 		if nodes > lim.MaxNodes {
-			return tooLarge(path(), "more than %d values", lim.MaxNodes)
+			return nodes, tooLarge(path(), "more than %d values", lim.MaxNodes)
 		}
 		size++ // a separator
 		switch v := next.(type) {
 		case map[string]any:
 			if len(stack) >= lim.MaxDepth {
-				return tooLarge(path(), "nested deeper than %d levels", lim.MaxDepth)
+				return nodes, tooLarge(path(), "nested deeper than %d levels", lim.MaxDepth)
 			}
 			f := scanFrame{m: v, keys: make([]string, 0, len(v))}
 			for k := range v {
@@ -199,32 +210,32 @@ func scanParameters(params map[string]any, lim SchemaLimits) *schemaProblem {
 			stack = append(stack, f)
 		case []any:
 			if len(stack) >= lim.MaxDepth {
-				return tooLarge(path(), "nested deeper than %d levels", lim.MaxDepth)
+				return nodes, tooLarge(path(), "nested deeper than %d levels", lim.MaxDepth)
 			}
 			stack = append(stack, scanFrame{a: v})
 		case string:
 			size += len(v) + 2
 		case json.Number:
 			if !numberOK(string(v)) {
-				return invalidSchema(path(), "a number out of range (more than 128 characters, or an exponent beyond ±400)")
+				return nodes, invalidSchema(path(), "a number out of range (more than 128 characters, or an exponent beyond ±400)")
 			}
 			size += len(v)
 		case float64:
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return invalidSchema(path(), "a number that is not finite")
+				return nodes, invalidSchema(path(), "a number that is not finite")
 			}
 		case float32:
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return invalidSchema(path(), "a number that is not finite")
+				return nodes, invalidSchema(path(), "a number that is not finite")
 			}
 		case nil, bool:
 			size += 3
 		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		default:
-			return invalidSchema(path(), "a value of a kind JSON does not have (%T)", v)
+			return nodes, invalidSchema(path(), "a value of a kind JSON does not have (%T)", v)
 		}
 		if size > lim.MaxBytes {
-			return tooLarge("", "more than %d bytes", lim.MaxBytes)
+			return nodes, tooLarge("", "more than %d bytes", lim.MaxBytes)
 		}
 		// The next child of the innermost open container.
 		found := false
@@ -235,18 +246,18 @@ func scanParameters(params map[string]any, lim SchemaLimits) *schemaProblem {
 				k := f.keys[f.i]
 				f.i++
 				if bad := keyword(k, f.m[k]); bad != nil {
-					return bad
+					return nodes, bad
 				}
-				next, f.tok, found = f.m[k], pointerToken(k), true
+				next, found = f.m[k], true
 			case f.m == nil && f.i < len(f.a):
-				next, f.tok, found = f.a[f.i], strconv.Itoa(f.i), true
+				next, found = f.a[f.i], true
 				f.i++
 			default:
 				stack = stack[:len(stack)-1]
 			}
 		}
 		if !found {
-			return nil
+			return nodes, nil
 		}
 	}
 }

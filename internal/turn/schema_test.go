@@ -270,12 +270,18 @@ func TestSchemaCacheCompilesOnce(t *testing.T) {
 	}
 	// Refused schemas are remembered too.
 	for range 3 {
+		if _, err := cache.Compile([]wire.Tool{{Name: "bad", Parameters: params(t, `{"type":"objekt"}`)}}); !errors.Is(err, turn.ErrSchemaInvalid) {
+			t.Fatalf("Compile(bad) = %v; want ErrSchemaInvalid", err)
+		}
+	}
+	// A bomb whose references multiply is refused before it compiles.
+	for range 3 {
 		if _, err := cache.Compile([]wire.Tool{{Name: "bomb", Parameters: params(t, doubling(30))}}); !errors.Is(err, turn.ErrSchemaTooLarge) {
 			t.Fatalf("Compile(bomb) = %v; want ErrSchemaTooLarge", err)
 		}
 	}
 	if got := cache.Compiles(); got != 2 {
-		t.Errorf("Compiles() = %d; want 2 (one schema, one bomb)", got)
+		t.Errorf("Compiles() = %d; want 2 (one schema, one invalid schema, no bomb)", got)
 	}
 
 	// Concurrent deliveries of a new schema compile it once.
@@ -366,6 +372,8 @@ func TestCheckBoundsArguments(t *testing.T) {
 		{"too large", `{"b":"` + strings.Repeat("x", turn.DefaultSchemaLimits.MaxArgumentBytes) + `"}`, "more than"},
 		{"a number out of range", `{"a":[1e99999]}`, "out of range at /a/0"},
 		{"too costly to check", `{"a":[` + join(1000, func(int) string { return "1" }) + `]}`, "too large to check"},
+		{"a number out of range under a long key", `{"` + strings.Repeat("k", 100_000) + `":[1e99999]}`, "out of range at /" + strings.Repeat("k", 48) + "…/0 "},
+		{"a number out of range under a credential", `{"sk_live_51H8abcdEFGHijklMNOPqrst0123456789":{"a~/b":[0,1e99999]}}`, "out of range at /[REDACTED]/a~0~1b/1 "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -423,6 +431,115 @@ func TestCheckNeverQuotesValues(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("Check() = %q; want it to name %q", msg, w)
 				}
+			}
+		})
+	}
+}
+
+// TestCompileToolsTotals: a request's tools together are bounded too
+// (MaxTotalBytes, MaxTotalNodes), before any of them compiles; the
+// refusal names the first tool over the total and no place in it.
+func TestCompileToolsTotals(t *testing.T) {
+	lim := turn.DefaultSchemaLimits
+	// About 45 KiB and 4,984 values each.
+	heavy := func(n int) []wire.Tool {
+		tools := make([]wire.Tool, n)
+		for i := range tools {
+			tools[i] = wire.Tool{Name: fmt.Sprint("heavy", i), Parameters: hostile.HeavySchema(fmt.Sprint("salt", i))}
+		}
+		return tools
+	}
+	// About 4 KiB and 2,002 values each.
+	enum := func(names ...string) []wire.Tool {
+		var tools []wire.Tool
+		for i, name := range names {
+			tools = append(tools, wire.Tool{Name: name, Parameters: params(t, `{"description":"`+fmt.Sprint(i)+`","enum":[`+join(2000, func(int) string { return "0" })+`]}`)})
+		}
+		return tools
+	}
+	tests := []struct {
+		name   string
+		limits turn.SchemaLimits
+		tools  []wire.Tool
+		tool   string // the tool refused, "" if none
+		detail string
+	}{
+		{name: "two heavy schemas", tools: heavy(2)},
+		{name: "three heavy schemas: over the bytes", tools: heavy(3), tool: "heavy2", detail: "more than 131072 bytes"},
+		{name: "twenty heavy schemas", tools: heavy(20), tool: "heavy2", detail: "more than 131072 bytes"},
+		{name: "four enums", tools: enum("a", "b", "c", "d")},
+		{name: "six enums: over the values", tools: enum("a", "b", "c", "d", "e", "f"), tool: "e", detail: "more than 10000 values"},
+		{name: "lower limits", limits: turn.SchemaLimits{MaxTotalBytes: 6 << 10}, tools: enum("a", "b", "c"), tool: "b", detail: "more than 6144 bytes"},
+		{name: "tools without parameters count nothing", tools: append(heavy(2), wire.Tool{Name: "none"})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cache, err := turn.NewSchemaCache(turn.SchemaOptions{Limits: tt.limits, MaxBytes: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = cache.Compile(tt.tools)
+			if tt.tool == "" {
+				if err != nil {
+					t.Fatalf("Compile() = %v; want it compiled", err)
+				}
+				return
+			}
+			var se *turn.SchemaError
+			if !errors.Is(err, turn.ErrSchemaTooLarge) || !errors.As(err, &se) {
+				t.Fatalf("Compile() = %v; want a *SchemaError of ErrSchemaTooLarge", err)
+			}
+			if se.Reason != turn.SchemaReasonTooLarge || se.Tool != tt.tool || se.Path != "" || !strings.Contains(se.Detail, tt.detail) {
+				t.Errorf("Compile() = %#v; want tool %s, no path, a detail with %q", se, tt.tool, tt.detail)
+			}
+			if n := cache.Compiles(); n != 0 {
+				t.Errorf("Compiles() = %d; want none before the refusal", n)
+			}
+		})
+	}
+	if lim.MaxTotalBytes != 128<<10 || lim.MaxTotalNodes != 10_000 {
+		t.Errorf("DefaultSchemaLimits totals = %d bytes, %d values; want 131072, 10000 (documented)", lim.MaxTotalBytes, lim.MaxTotalNodes)
+	}
+	for _, l := range []turn.SchemaLimits{{MaxTotalBytes: -1}, {MaxTotalNodes: -1}} {
+		if err := l.Validate(); err == nil {
+			t.Errorf("%+v.Validate() = nil; want an error", l)
+		}
+	}
+}
+
+// TestCompileToolsRefusesBeforeCompiling: a schema whose references
+// multiply or cycle in place is refused before anything compiles, also
+// after other tools; one the pre-analysis cannot read (an "$id", another
+// draft) is refused by the analysis after compiling, as before.
+func TestCompileToolsRefusesBeforeCompiling(t *testing.T) {
+	fine := wire.Tool{Name: "fine", Parameters: hostile.HeavySchema("fine")}
+	tests := []struct {
+		name     string
+		schema   string
+		want     error
+		compiles uint64
+	}{
+		{"references that double 9 times", doubling(9), turn.ErrSchemaTooLarge, 0},
+		{"references that double 40 times", doubling(40), turn.ErrSchemaTooLarge, 0},
+		{"children that double", `{"$defs":{"n":{"allOf":[{"properties":{"a":{"$ref":"#/$defs/n"}}},{"properties":{"a":{"$ref":"#/$defs/n"}}}]}},"$ref":"#/$defs/n"}`, turn.ErrSchemaTooLarge, 0},
+		{"an allOf of 1,001", `{"items":{"allOf":[` + join(1001, func(int) string { return "{}" }) + `]}}`, turn.ErrSchemaTooLarge, 0},
+		{"a $ref cycle in place", `{"$defs":{"a":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/b"}]},"b":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, turn.ErrSchemaInvalid, 0},
+		{"doubling with an $id: after compiling", `{"$id":"urn:bomb",` + doubling(9)[1:], turn.ErrSchemaTooLarge, 2},
+		{"doubling in draft 2019-09: after compiling", `{"$schema":"https://json-schema.org/draft/2019-09/schema",` + doubling(9)[1:], turn.ErrSchemaTooLarge, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cache, err := turn.NewSchemaCache(turn.SchemaOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = cache.Compile([]wire.Tool{fine, {Name: "bomb", Parameters: params(t, tt.schema)}})
+			var se *turn.SchemaError
+			if !errors.Is(err, tt.want) || !errors.As(err, &se) || se.Tool != "bomb" {
+				t.Fatalf("Compile() = %v; want %v for tool bomb", err, tt.want)
+			}
+			if n := cache.Compiles(); n != tt.compiles {
+				t.Errorf("Compiles() = %d; want %d", n, tt.compiles)
 			}
 		})
 	}
