@@ -12,6 +12,11 @@
 // listed in rules.go and rule_keyvalue.go, each with the guard that keeps
 // ordinary prose and short values from being flagged.
 //
+// Every rule costs time linear in the length of its text (sorting the
+// findings aside), however the text repeats what a rule looks for: tool
+// results and arguments come from sources that may be hostile. The tests
+// hold the rules to it by counting their work (linear_test.go).
+//
 // The package is a leaf: it imports only the standard library, keeps no
 // global state beyond its compiled patterns, and never logs. It must never
 // return a credential it detected, and never change text it did not flag.

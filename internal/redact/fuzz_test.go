@@ -9,6 +9,10 @@ import (
 // fuzzSeeds are the inputs every fuzz target starts from.
 func fuzzSeeds() []string {
 	seeds := streamInputs()
+	seeds = append(seeds, referenceCases...)
+	for _, adv := range adversarialInputs {
+		seeds = append(seeds, adv.gen(200))
+	}
 	return append(seeds,
 		``, `{}`, `[]`, `"x"`, `0`, `-1.5e+3`, `true`, `null`, ` `,
 		`{"a":"\u00e9\ud83d\ude00\ud800"}`,
@@ -20,6 +24,10 @@ func fuzzSeeds() []string {
 		`password=hunter2 token=abcd1234 https://u:p4ss@h Bearer abc123def456`,
 	)
 }
+
+// maxReferenceLen bounds the fuzz inputs compared with the reference
+// implementation (oracle_test.go), which is quadratic on some texts.
+const maxReferenceLen = 4 << 10
 
 // shape maps a JSON text to its bytes outside strings and numbers, each
 // string or number reduced to '_': what RedactJSON must keep.
@@ -62,6 +70,11 @@ func FuzzRedact(f *testing.F) {
 		if again, _ := Redact(out); again != out {
 			t.Fatalf("Redact(Redact(%q)) = %q; want %q", in, again, out)
 		}
+		if len(in) <= maxReferenceLen {
+			if want, _ := refRedact(in); out != want {
+				t.Fatalf("Redact(%q) = %q; the reference gives %q", in, out, want)
+			}
+		}
 	})
 }
 
@@ -84,6 +97,11 @@ func FuzzRedactJSON(f *testing.F) {
 		}
 		if again, _ := RedactJSON(out); again != out {
 			t.Fatalf("RedactJSON(RedactJSON(%q)) = %q; want %q", in, again, out)
+		}
+		if len(in) <= maxReferenceLen {
+			if want, _ := refRedactJSON(in); out != want {
+				t.Fatalf("RedactJSON(%q) = %q; the reference gives %q", in, out, want)
+			}
 		}
 	})
 }

@@ -36,28 +36,37 @@ import (
 // RedactJSON is idempotent on valid JSON: RedactJSON(RedactJSON(x)) is
 // RedactJSON(x).
 func RedactJSON(args string) (out string, redacted bool) {
-	st := NewStream()
+	return redactJSON(args, nil)
+}
+
+// redactJSON is RedactJSON, counting its work on m.
+func redactJSON(args string, m *meter) (out string, redacted bool) {
+	st := &Stream{m: m}
 	out = st.Write(args) + st.Close()
 	return out, out != args
 }
 
 // redactString redacts the body of a JSON string (between its quotes,
-// valid JSON); secret tells whether it is the value of a secret key.
-func redactString(raw string, secret bool) string {
+// valid JSON); secret tells whether it is the value of a secret key. It
+// counts its work on m.
+func redactString(raw string, secret bool, m *meter) string {
 	out := raw
 	if secret {
 		d := decode(out)
 		if a, b, ok := secretValueSpan(d.text); ok {
 			out = d.apply(out, []span{{a, b}})
 		}
+		m.add(3 * len(raw))
 	}
 	for range maxPasses {
 		d := decode(out)
-		spans := find(d.text)
+		m.add(len(out))
+		spans := find(d.text, m)
 		if len(spans) == 0 {
 			break
 		}
 		out = d.apply(out, spans)
+		m.add(len(out))
 	}
 	return out
 }

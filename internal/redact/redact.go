@@ -20,7 +20,7 @@ type span struct{ start, end int }
 // Contains reports whether s holds credential material that Redact would
 // replace.
 func Contains(s string) bool {
-	return len(findText(s)) > 0
+	return len(findText(s, nil)) > 0
 }
 
 // Redact replaces the credential material in s with Marker and reports
@@ -33,33 +33,42 @@ func Contains(s string) bool {
 // finding in the decoded view replaces the escapes it came from, so a key
 // spelled "\u0073k-…" is no way around the rules.
 func Redact(s string) (out string, redacted bool) {
+	return redactText(s, nil)
+}
+
+// redactText is Redact, counting its work on m.
+func redactText(s string, m *meter) (out string, redacted bool) {
 	out = s
 	for range maxPasses {
-		spans := findText(out)
+		spans := findText(out, m)
 		if len(spans) == 0 {
 			break
 		}
 		out = apply(out, spans)
+		m.add(len(out))
 	}
 	return out, out != s
 }
 
 // findText finds credentials in s and in s with its escapes decoded.
-func findText(s string) []span {
-	spans := find(s)
+func findText(s string, m *meter) []span {
+	spans := find(s, m)
+	m.add(len(s))
 	if strings.IndexByte(s, '\\') < 0 {
 		return spans
 	}
 	d := decode(s)
-	for _, sp := range find(d.text) {
+	m.add(len(s))
+	for _, sp := range find(d.text, m) {
 		spans = append(spans, d.raw(sp))
 	}
+	m.add(len(spans))
 	return merge(spans)
 }
 
 // find runs every rule over s and returns the ranges to replace, sorted and
 // merged. A range that already reads Marker is not a finding.
-func find(s string) []span {
+func find(s string, m *meter) []span {
 	if len(s) < 4 {
 		return nil
 	}
@@ -70,9 +79,25 @@ func find(s string) []span {
 		}
 	}
 	for _, r := range rules {
-		r(s, add)
+		r(s, m, add)
 	}
+	m.add(len(spans))
 	return merge(spans)
+}
+
+// meter counts the work of a redaction: the bytes its scans pass over (up
+// to a constant factor per scan) and the findings it sorts. Every rule is
+// linear in its text, and the tests hold it to that by reading a meter
+// (export_test.go); everywhere else the meter is nil and counting costs a
+// nil check. It is a counter threaded through the calls, not global state,
+// so concurrent redactions stay independent.
+type meter struct{ n int }
+
+// add counts k units of work.
+func (m *meter) add(k int) {
+	if m != nil {
+		m.n += k
+	}
 }
 
 // merge sorts spans and joins the ones that overlap or touch, so adjacent

@@ -7,9 +7,13 @@ import (
 	"unicode/utf8"
 )
 
-// rule reports the ranges of s it finds through add. Every rule documents
-// what it matches, what exactly it replaces, and its false-positive guard.
-type rule func(s string, add func(start, end int))
+// rule reports the ranges of s it finds through add, and counts its work
+// on m. Every rule documents what it matches, what exactly it replaces, and
+// its false-positive guard; and every rule is linear in len(s): a hostile
+// text can repeat any candidate (a separator, a header, a flag) as often as
+// it likes, so no rule may rescan from each candidate what the candidates
+// share (see runs, tailTrim and curlUserSpans).
+type rule func(s string, m *meter, add func(start, end int))
 
 // rules are all the detectors Redact runs; their findings are merged.
 var rules = []rule{
@@ -80,17 +84,22 @@ var tokenRules = []tokenRule{
 	{name: "jwt", re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), class: isB64URL},
 }
 
-func tokenSpans(s string, add func(int, int)) {
+// tokenSpans runs the tokenRules. Their matches do not overlap, and each
+// guard reads its match only.
+func tokenSpans(s string, m *meter, add func(int, int)) {
 	for i := range tokenRules {
 		r := &tokenRules[i]
+		m.add(len(r.hints) * len(s))
 		if r.hints != nil && !containsAny(s, r.hints) {
 			continue
 		}
-		for _, m := range r.re.FindAllStringIndex(s, -1) {
-			a, b := m[0], m[1]
+		m.add(len(s))
+		for _, x := range r.re.FindAllStringIndex(s, -1) {
+			a, b := x[0], x[1]
 			if !wordStart(s, a) || (b < len(s) && r.class(s[b])) {
 				continue
 			}
+			m.add(2 * (b - a))
 			if r.guard != nil && !r.guard(s[a:b]) {
 				continue
 			}
@@ -123,15 +132,18 @@ var bearerRe = regexp.MustCompile(`(?i)\bbearer[ \t]+([a-z0-9._~+/=-]{8,})`)
 // it holds a digit, or mixes cases over 16 or more characters. "bearer
 // instruments" and "Bearer YOUR_TOKEN_HERE" are not tokens; neither is a
 // variable reference ("Bearer $TOKEN"), whose '$' is not a token character.
-func bearerSpans(s string, add func(int, int)) {
+func bearerSpans(s string, m *meter, add func(int, int)) {
+	m.add(len(s))
 	if !containsFold(s, "bearer") {
 		return
 	}
-	for _, m := range bearerRe.FindAllStringSubmatchIndex(s, -1) {
-		a, b := m[2], m[3]
+	m.add(len(s))
+	for _, x := range bearerRe.FindAllStringSubmatchIndex(s, -1) {
+		a, b := x[2], x[3]
 		if b < len(s) && isBearerChar(s[b]) {
 			continue
 		}
+		m.add(3 * (b - a))
 		if looksGenerated(s[a:b]) {
 			add(a, b)
 		}
@@ -156,15 +168,18 @@ var basicRe = regexp.MustCompile(`(?i)\bbasic[ \t]+([a-z0-9+/]{4,}={0,2})`)
 // the scheme. Guard: the value must decode (standard base64, padded or not)
 // to printable "user:password" text, so "Basic instructions" or "basic
 // setup" never match.
-func basicSpans(s string, add func(int, int)) {
+func basicSpans(s string, m *meter, add func(int, int)) {
+	m.add(len(s))
 	if !containsFold(s, "basic") {
 		return
 	}
-	for _, m := range basicRe.FindAllStringSubmatchIndex(s, -1) {
-		a, b := m[2], m[3]
+	m.add(len(s))
+	for _, x := range basicRe.FindAllStringSubmatchIndex(s, -1) {
+		a, b := x[2], x[3]
 		if b < len(s) && (isAlnum(s[b]) || s[b] == '+' || s[b] == '/' || s[b] == '=') {
 			continue
 		}
+		m.add(4 * (b - a))
 		if decodesToUserPass(s[a:b]) {
 			add(a, b)
 		}
@@ -200,20 +215,37 @@ var pemHeaderRe = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z0-9 ]*-
 // the body. The body runs to the next "-----END" or, if the key is cut off,
 // to the end of the text. Guard: only headers naming a PRIVATE KEY count;
 // certificates and public keys are left alone.
-func privateKeySpans(s string, add func(int, int)) {
-	for _, m := range pemHeaderRe.FindAllStringIndex(s, -1) {
-		a, b := m[1], len(s)
-		if end := strings.Index(s[a:], "-----END"); end >= 0 {
-			b = a + end
+//
+// Cost: headers repeated without an END share the end of their bodies. The
+// next "-----END" is searched once for all the headers before it, and the
+// trailing trim of a shared end is walked once (tailTrim).
+func privateKeySpans(s string, m *meter, add func(int, int)) {
+	m.add(len(s))
+	// end is the first "-----END" at or after the header it was searched
+	// from, len(s) if none. While it is at or after the next header, it is
+	// that header's too: no "-----END" lies in between.
+	end := -1
+	var tail tailTrim
+	for _, h := range pemHeaderRe.FindAllStringIndex(s, -1) {
+		a := h[1]
+		if end < a {
+			end = len(s)
+			if i := strings.Index(s[a:], "-----END"); i >= 0 {
+				end = a + i
+			}
+			m.add(end - a + 1)
 		}
-		a, b = trimBreaks(s, a, b)
+		a, b := trimBreaks(s, a, end, m, &tail)
 		add(a, b)
 	}
 }
 
 // trimBreaks narrows [a, b) past leading and trailing whitespace and
-// backslash escapes of line breaks and tabs (\n, \r, \t, \\n).
-func trimBreaks(s string, a, b int) (int, int) {
+// backslash escapes of line breaks and tabs (\n, \r, \t, \\n). The
+// trailing trim goes through tail, which remembers it for the next caller
+// with the same b.
+func trimBreaks(s string, a, b int, m *meter, tail *tailTrim) (int, int) {
+	from := a
 	for a < b {
 		if isSpace(s[a]) {
 			a++
@@ -229,6 +261,37 @@ func trimBreaks(s string, a, b int) (int, int) {
 			a++
 		}
 	}
+	m.add(a - from + 1)
+	return a, tail.trim(s, a, b, m)
+}
+
+// tailTrim remembers one trailing trim of trimBreaks: trimming [lo, b) at
+// the end left [lo, t). Headers repeated before one end share it, and the
+// blanks before that end would be walked back once per header.
+//
+// The walk back from b depends on the start of the range only when it gets
+// within two bytes of it: for any a with lo <= a <= t-2, trimming [a, b)
+// makes every step that trimming [lo, b) made, and stops at t for the same
+// reason. No byte of a header is trimmed, so of the headers sharing b only
+// the last can start past t-2; the others are answered from the memo.
+type tailTrim struct {
+	ok       bool
+	lo, b, t int
+}
+
+// trim returns the end of [a, b) after its trailing trim.
+func (tt *tailTrim) trim(s string, a, b int, m *meter) int {
+	if tt.ok && tt.b == b && tt.lo <= a && a+2 <= tt.t {
+		return tt.t
+	}
+	t := trimTrailing(s, a, b)
+	m.add(b - t + 1)
+	*tt = tailTrim{ok: true, lo: a, b: b, t: t}
+	return t
+}
+
+// trimTrailing is the trailing half of trimBreaks.
+func trimTrailing(s string, a, b int) int {
 	for a < b {
 		switch {
 		case isSpace(s[b-1]):
@@ -239,10 +302,10 @@ func trimBreaks(s string, a, b int) (int, int) {
 				b--
 			}
 		default:
-			return a, b
+			return b
 		}
 	}
-	return a, b
+	return b
 }
 
 // urlPasswordSpans replaces the password of a URL's userinfo:
@@ -251,18 +314,25 @@ func trimBreaks(s string, a, b int) (int, int) {
 // userinfo, a host after '@' (a letter, digit or '['), and a password that
 // is not a placeholder (see placeholder). An empty user is allowed
 // (https://:token@host).
-func urlPasswordSpans(s string, add func(int, int)) {
+//
+// Cost: "://" is neither a scheme character nor allowed in a userinfo, so
+// the scans back over a scheme and forward to the '@' stop at the
+// neighbouring "://": they do not overlap.
+func urlPasswordSpans(s string, m *meter, add func(int, int)) {
 	for i := 0; ; {
 		k := strings.Index(s[i:], "://")
 		if k < 0 {
+			m.add(len(s) - i + 1)
 			return
 		}
+		m.add(k + 3)
 		p := i + k
 		i = p + 3
 		a := p
 		for a > 0 && isSchemeChar(s[a-1]) {
 			a--
 		}
+		m.add(2 * (p - a + 1))
 		for a < p && !isLetter(s[a]) {
 			a++
 		}
@@ -270,7 +340,8 @@ func urlPasswordSpans(s string, add func(int, int)) {
 			continue
 		}
 		at := -1
-		for q := p + 3; q < len(s); q++ {
+		q := p + 3
+		for ; q < len(s); q++ {
 			c := s[q]
 			if c == '@' {
 				at = q
@@ -280,6 +351,7 @@ func urlPasswordSpans(s string, add func(int, int)) {
 				break
 			}
 		}
+		m.add(3 * (q - p)) // and the colon and placeholder below
 		if at < 0 || at+1 >= len(s) || !(isAlnum(s[at+1]) || s[at+1] == '[') {
 			continue
 		}
@@ -301,19 +373,41 @@ var curlUserRe = regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:
 // "curl" occurs earlier on the same line (other tools use -u for
 // user:group, as in "docker run -u 1000:1000"), and the password is not a
 // placeholder.
-func curlUserSpans(s string, add func(int, int)) {
+//
+// Cost: many matches can share a line. The matches come in order, so the
+// start of the current line and the first "curl" on it are kept up to date
+// by scans that only move forward, instead of rescanning the line before
+// each match.
+func curlUserSpans(s string, m *meter, add func(int, int)) {
+	m.add(len(s))
 	if !strings.Contains(s, "curl") {
 		return
 	}
-	for _, m := range curlUserRe.FindAllStringSubmatchIndex(s, -1) {
-		line := s[:m[0]]
-		if nl := strings.LastIndexByte(line, '\n'); nl >= 0 {
-			line = line[nl:]
+	m.add(len(s))
+	line := 0    // start of the line holding the match: its '\n', or 0
+	scanned := 0 // the text before scanned holds no '\n' after line
+	curl := -1   // the first "curl" at or after line, len(s) if none
+	for _, x := range curlUserRe.FindAllStringSubmatchIndex(s, -1) {
+		if nl := strings.LastIndexByte(s[scanned:x[0]], '\n'); nl >= 0 {
+			line = scanned + nl
 		}
-		if !strings.Contains(line, "curl") {
-			continue
+		m.add(x[0] - scanned + 1)
+		scanned = x[0]
+		if curl < line {
+			// While curl is at or after line it is also the first "curl"
+			// on this line: none lies between the line it was searched
+			// from and it.
+			curl = len(s)
+			if i := strings.Index(s[line:], "curl"); i >= 0 {
+				curl = line + i
+			}
+			m.add(curl - line + 1)
 		}
-		if a, b := m[2], m[3]; !placeholder(s[a:b]) {
+		if curl+len("curl") > x[0] {
+			continue // no "curl" before the match on its line
+		}
+		m.add(3 * (x[3] - x[2]))
+		if a, b := x[2], x[3]; !placeholder(s[a:b]) {
 			add(a, b)
 		}
 	}

@@ -46,6 +46,8 @@ type Stream struct {
 	out      []byte
 	redacted bool
 	closed   bool
+
+	m *meter // counts the work, for the linearity tests; nil otherwise
 }
 
 // frame is one open container.
@@ -102,6 +104,7 @@ func (s *Stream) Write(fragment string) string {
 	for i := 0; i < len(fragment); i++ {
 		s.step(fragment[i])
 	}
+	s.m.add(len(fragment))
 	return s.flushOut()
 }
 
@@ -135,7 +138,7 @@ func (s *Stream) flushOut() string {
 }
 
 func (s *Stream) emitText(t string) {
-	r, changed := Redact(t)
+	r, changed := redactText(t, s.m)
 	s.out = append(s.out, r...)
 	s.redacted = s.redacted || changed
 }
@@ -321,6 +324,7 @@ func (s *Stream) endString() {
 		s.keyEnd = len(s.pend)
 		s.keyName = decode(string(s.pend[1 : s.keyEnd-1])).text
 		s.keySecret = isSecretKey(s.keyName)
+		s.m.add(2 * s.keyEnd)
 		s.st = stColon
 		return
 	}
@@ -428,7 +432,7 @@ func (s *Stream) keyText() string {
 		return ""
 	}
 	raw := string(s.pend[1 : s.keyEnd-1])
-	red := redactString(raw, false)
+	red := redactString(raw, false, s.m)
 	s.redacted = s.redacted || red != raw
 	return `"` + red + `"`
 }
@@ -444,7 +448,8 @@ func (s *Stream) flushMember() {
 	switch {
 	case v[0] == '"':
 		body := v[1 : len(v)-1]
-		red := redactString(body, s.valSecret)
+		red := redactString(body, s.valSecret, s.m)
+		s.m.add(2 * len(body)) // isSecretFlag, isSecretKey below
 		s.redacted = s.redacted || red != body
 		if n := len(s.stack); n > 0 {
 			top := &s.stack[n-1]
