@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -25,60 +26,142 @@ const (
 
 // intakeKey is the state key guarding the decode of one submit-stream
 // message. It starts with "=", which no session token does.
-func intakeKey(seq uint64) string { return "=intake." + strconv.FormatUint(seq, 10) }
+func intakeKey(seq uint64) string { return intakePrefix + strconv.FormatUint(seq, 10) }
+
+const intakePrefix = "=intake."
+
+// guard is the value of an intake key.
+type guard struct {
+	// Owner is the worker process that first decoded the request.
+	Owner string `json:"owner"`
+	// Delivery is the delivery that wrote the guard.
+	Delivery uint64 `json:"delivery"`
+	// Isolated: the request is being decoded alone in its process,
+	// after a death that could not be blamed on it.
+	Isolated bool `json:"isolated,omitempty"`
+}
 
 // intake is the poison guard around decoding. Before a delivery's request is
-// decoded, its intake key is created; once decoding and validation returned,
-// the key is deleted. A delivery that finds the key already there knows an
-// earlier delivery died inside decode (a crash no recover can catch: a stack
-// overflow, the OOM killer, SIGKILL), and dead-letters the request without
-// decoding it again. A request that kills workers thus gets at most two
-// deliveries, the second of which decodes nothing, and its session's next
-// turn runs.
+// decoded, its intake key is created, naming this worker process; once
+// decoding and validation returned, the key is deleted. A delivery that
+// finds the key already there knows an earlier delivery died inside decode
+// (a crash no recover can catch: a stack overflow, the OOM killer, SIGKILL):
 //
-// The price: a request being decoded when its worker died of something
-// else (a kill, another request) is dead-lettered too. The guard covers the
-// decode alone, not the wait for a decode slot nor the turn, which for a
-// request within the limits is milliseconds, so this is rare; the dead
-// letter keeps the request for an operator to submit again.
+//   - if that process was decoding this request alone (no other intake key
+//     names it), the request is the culprit: it is dead-lettered without
+//     being decoded again, after two deliveries;
+//   - if it was decoding others too, the death cannot be blamed on one of
+//     them: each is decoded once more, alone in its process (no other
+//     decode runs beside it), and a request whose isolated decode dies is
+//     dead-lettered at its next delivery. An innocent request caught in a
+//     crash thus runs, and a poison one gets at most three deliveries.
+//
+// Waiting for a decode slot is not decoding: the key is written once the
+// slot is taken. A dead-lettered request's key is kept (until the bucket's
+// TTL) so that the requests that died beside it still see the shared death.
 //
 // handled is true when the delivery was settled here (handed back or
 // dead-lettered); otherwise req, codec and schemas are the admitted request.
 func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, log zerolog.Logger) (req *wire.TurnRequest, codec wire.Codec, schemas turn.ToolSchemas, handled bool) {
-	// Waiting for a decode slot is not decoding: the guard is written
-	// once the slot is taken, so a process that dies holds guards only on
-	// the requests it was really decoding.
 	n := len(msg.Data())
 	if !w.takeDecodeSlot(ctx, n) {
 		w.settle(msg, log, nakSoon) // shutting down
 		return nil, nil, nil, true
 	}
+	w.decodeGate.RLock()
+	locked := func() { w.decodeGate.RUnlock(); w.releaseDecodeSlot(n) }
 	key := intakeKey(meta.Sequence.Stream)
-	created, prev, err := w.state.Create(ctx, key, []byte(strconv.FormatUint(meta.NumDelivered, 10)))
+	mine, _ := json.Marshal(guard{Owner: w.instance, Delivery: meta.NumDelivered})
+	created, prev, err := w.state.Create(ctx, key, mine)
 	if err != nil {
 		// The write may have landed all the same (a lost reply): remove
 		// it, or the next delivery would take this one for a crash.
 		w.release(ctx, key, log)
-		w.releaseDecodeSlot(n)
+		locked()
 		log.Warn().Err(err).Msg("cannot write the intake guard; handing the request back")
 		w.settle(msg, log, nakLater)
 		return nil, nil, nil, true
 	}
 	if !created {
-		w.releaseDecodeSlot(n)
-		log.Error().Str("died_at_delivery", string(prev)).Msg("an earlier delivery died decoding this request; dead-lettering it")
-		w.reject(ctx, msg, session, nil, wire.JSON, &wire.ValidationError{Reason: reasonPoison, Detail: "an earlier delivery died while decoding the request"}, log)
-		w.release(ctx, key, log)
-		return nil, nil, nil, true
+		locked()
+		var g guard
+		_ = json.Unmarshal(prev, &g) // an unreadable guard blames the request
+		shared, err := w.sharedDeath(ctx, g, key)
+		if err != nil {
+			log.Warn().Err(err).Msg("cannot read the intake guards; handing the request back")
+			w.settle(msg, log, nakLater)
+			return nil, nil, nil, true
+		}
+		if g.Isolated || !shared {
+			log.Error().Uint64("died_at_delivery", g.Delivery).Bool("isolated", g.Isolated).Msg("an earlier delivery died decoding this request; dead-lettering it")
+			w.reject(ctx, msg, session, nil, wire.JSON, &wire.ValidationError{Reason: reasonPoison, Detail: "an earlier delivery died while decoding the request"}, log)
+			return nil, nil, nil, true
+		}
+		log.Warn().Uint64("died_at_delivery", g.Delivery).Msg("an earlier delivery died decoding this request among others; decoding it alone")
+		return w.decodeIsolated(ctx, msg, session, meta, key, g, log)
 	}
 	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
 	w.release(ctx, key, log)
-	w.releaseDecodeSlot(n)
+	locked()
 	if rejection != nil {
 		w.reject(ctx, msg, session, req, codec, rejection, log)
 		return nil, nil, nil, true
 	}
 	return req, codec, schemas, false
+}
+
+// decodeIsolated decodes a request alone in this process, its guard marked
+// so that a death now is blamed on it.
+func (w *Worker) decodeIsolated(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, key string, g guard, log zerolog.Logger) (*wire.TurnRequest, wire.Codec, turn.ToolSchemas, bool) {
+	w.decodeGate.Lock()
+	defer w.decodeGate.Unlock()
+	g.Isolated, g.Delivery = true, meta.NumDelivered
+	b, _ := json.Marshal(g)
+	if err := w.state.Put(ctx, key, b); err != nil {
+		log.Warn().Err(err).Msg("cannot mark the intake guard; handing the request back")
+		w.settle(msg, log, nakLater)
+		return nil, nil, nil, true
+	}
+	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
+	w.release(ctx, key, log)
+	if rejection != nil {
+		w.reject(ctx, msg, session, req, codec, rejection, log)
+		return nil, nil, nil, true
+	}
+	return req, codec, schemas, false
+}
+
+// maxGuardScan bounds the intake keys read to judge one death.
+const maxGuardScan = 10_000
+
+// sharedDeath reports whether the process that left guard g on key left
+// another intake guard too: it died decoding more than one request.
+func (w *Worker) sharedDeath(ctx context.Context, g guard, key string) (bool, error) {
+	if g.Owner == "" {
+		return false, nil
+	}
+	shared := false
+	var getErr error
+	err := w.state.Keys(ctx, intakePrefix+">", maxGuardScan, func(k string) bool {
+		if k == key {
+			return true
+		}
+		b, ok, err := w.state.Get(ctx, k)
+		if err != nil {
+			getErr = err
+			return false
+		}
+		var other guard
+		if ok && json.Unmarshal(b, &other) == nil && other.Owner == g.Owner {
+			shared = true
+			return false
+		}
+		return true
+	})
+	if err == nil {
+		err = getErr
+	}
+	return shared, err
 }
 
 // decodeGuarded is decode with a panic turned into a rejection.

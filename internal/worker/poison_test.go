@@ -33,13 +33,31 @@ const (
 	// SIGKILL inside decode: a crash no recover can catch, like a stack
 	// overflow or the OOM killer.
 	poisonMarker = "KILL-THE-WORKER-IN-DECODE"
+	// innocentMarker in a request body makes a child started with
+	// childHoldEnv hold it inside decode until the process dies.
+	innocentMarker = "DECODING-WHEN-THE-WORKER-DIES"
+	childHoldEnv   = "TURNSTREAM_TEST_CHILD_HOLD"
 )
 
 // runChildWorker runs a worker until SIGTERM, or until it kills itself.
 func runChildWorker() int {
+	innocentFile := os.Getenv(childCountEnv) + ".innocent"
 	worker.SetDecodeHook(func(data []byte) {
+		if bytes.Contains(data, []byte(innocentMarker)) && os.Getenv(childHoldEnv) != "" {
+			// Hold the innocent request inside decode until the process dies.
+			os.WriteFile(innocentFile, nil, 0o600) //nolint:errcheck // the poison waits for it
+			select {}
+		}
 		if !bytes.Contains(data, []byte(poisonMarker)) {
 			return
+		}
+		if os.Getenv(childHoldEnv) != "" {
+			for range 1000 { // until the innocent request is decoding beside this one
+				if _, err := os.Stat(innocentFile); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 		if f, err := os.OpenFile(os.Getenv(childCountEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
 			fmt.Fprintln(f, "decode")
@@ -80,10 +98,10 @@ type child struct {
 	err  error         // cmd.Wait's result, once done is closed
 }
 
-func startChild(t *testing.T, e *env, countFile string) *child {
+func startChild(t *testing.T, e *env, countFile string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childWorkerEnv+"="+e.srv.URL(), childMockEnv+"="+e.http.URL+"/v1", childCountEnv+"="+countFile)
+	cmd.Env = append(append(os.Environ(), childWorkerEnv+"="+e.srv.URL(), childMockEnv+"="+e.http.URL+"/v1", childCountEnv+"="+countFile), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -102,9 +120,10 @@ func startChild(t *testing.T, e *env, countFile string) *child {
 }
 
 // TestPoisonRequestKillingWorkers: a request that kills the worker process
-// inside decode (SIGKILL, as a stack overflow or the OOM killer would) is
-// decoded once: the next delivery finds the intake guard left by the dead
-// one and dead-letters it with reason "poison" without decoding it again.
+// inside decode (SIGKILL, as a stack overflow or the OOM killer would)
+// while it decodes nothing else is decoded once: the next delivery finds
+// the intake guard left by the dead one, alone, and dead-letters it with
+// reason "poison" without decoding it again.
 // The session's next turn then runs, and the second worker survives.
 func TestPoisonRequestKillingWorkers(t *testing.T) {
 	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
@@ -120,9 +139,6 @@ func TestPoisonRequestKillingWorkers(t *testing.T) {
 	if _, err := e.js.Publish(ctx, "turn.submit.p1", []byte(poison)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.js.Publish(ctx, "turn.submit.p1", []byte(`{"session_id":"p1","turn_id":"good","input":[{"role":"user","content":"hi"}]}`)); err != nil {
-		t.Fatal(err)
-	}
 	select {
 	case <-first.done:
 		err := first.err
@@ -134,6 +150,10 @@ func TestPoisonRequestKillingWorkers(t *testing.T) {
 		t.Fatal("the first worker did not die decoding the poison request")
 	}
 
+	// The session's next turn, queued behind the poison one.
+	if _, err := e.js.Publish(ctx, "turn.submit.p1", []byte(`{"session_id":"p1","turn_id":"good","input":[{"role":"user","content":"hi"}]}`)); err != nil {
+		t.Fatal(err)
+	}
 	second := startChild(t, e, count)
 	ev := waitRejected(t, e.js, "p1")
 	if ev.Payload["reason"] != "poison" || ev.TurnID != "" {
@@ -179,4 +199,85 @@ func TestPoisonRequestKillingWorkers(t *testing.T) {
 	if n := len(info.State.Subjects); n != 0 {
 		t.Errorf("%d requests of p1 left in the work queue; want 0", n)
 	}
+}
+
+// TestPoisonBesideAnInnocentRequest: when the process that a poison request
+// kills was also decoding an innocent one, the death is not blamed on
+// either: each is decoded again alone in its process. The innocent turn
+// completes, and the poison request, whose isolated decode kills again, is
+// dead-lettered at its next delivery: decoded twice, never more.
+func TestPoisonBesideAnInnocentRequest(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	count := filepath.Join(t.TempDir(), "decodes")
+	ctx := ctxFor(t)
+
+	first := startChild(t, e, count, childHoldEnv+"=1")
+	eventually(t, "the first worker creates its consumer", func() bool {
+		_, err := e.js.Consumer(ctx, wire.StreamSubmit, "turn-workers")
+		return err == nil
+	})
+	innocent := `{"session_id":"i1","turn_id":"t1","input":[{"role":"user","content":"` + innocentMarker + `"}]}`
+	if _, err := e.js.Publish(ctx, "turn.submit.i1", []byte(innocent)); err != nil {
+		t.Fatal(err)
+	}
+	poison := `{"session_id":"p2","turn_id":"bad","input":[{"role":"user","content":"` + poisonMarker + `"}]}`
+	if _, err := e.js.Publish(ctx, "turn.submit.p2", []byte(poison)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.done:
+	case <-time.After(wait):
+		t.Fatal("the first worker did not die")
+	}
+	// Workers are started until both requests ended; each poison decode
+	// kills one.
+	children := 1
+	for done := false; !done; {
+		if children > 3 {
+			t.Fatal("more than three workers died: the poison request was decoded again and again")
+		}
+		c := startChild(t, e, count)
+		children++
+		select {
+		case <-c.done:
+			continue // killed by the poison's isolated decode
+		case <-time.After(100 * time.Millisecond):
+		}
+		deadline := time.Now().Add(wait)
+		for !done && time.Now().Before(deadline) {
+			select {
+			case <-c.done:
+				deadline = time.Time{}
+				continue
+			default:
+			}
+			done = deadLetters(ctx, t, e.js)[poison] != "" && terminalOf(t, e, "i1", "t1") != ""
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if got := terminalOf(t, e, "i1", "t1"); got != wire.EventTurnCompleted {
+		t.Errorf("the innocent turn ended %q; want turn.completed", got)
+	}
+	if got := deadLetters(ctx, t, e.js)[poison]; got != "poison" {
+		t.Errorf("poison dead letter reason = %q; want poison", got)
+	}
+	b, err := os.ReadFile(count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "decode"); n != 2 {
+		t.Errorf("the poison request was decoded %d times; want 2 (once beside the innocent one, once alone)", n)
+	}
+}
+
+// terminalOf is the type of a turn's terminal event, "" while it has none.
+func terminalOf(t *testing.T, e *env, session, turn string) string {
+	t.Helper()
+	evs, _ := records[wire.SessionEvent](t, e.js, wire.StreamEvents, wire.Subjects{}.Event(session))
+	for _, ev := range evs {
+		if ev.TurnID == turn && ev.Terminal() {
+			return ev.Type
+		}
+	}
+	return ""
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/rs/zerolog"
 
 	"github.com/turnstream/turnstream/internal/bus"
@@ -53,7 +54,11 @@ type Worker struct {
 	// CPU): decoding is CPU-bound, and its memory is what a burst of
 	// hostile requests would multiply.
 	decodeSlots chan struct{}
-	inflight    sync.WaitGroup
+	// decodeGate lets a suspect request decode alone (see intake).
+	decodeGate sync.RWMutex
+	// instance names this worker process in intake guards.
+	instance string
+	inflight sync.WaitGroup
 }
 
 // New validates options and connects the worker's parts; it creates the
@@ -104,6 +109,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		nc: o.Conn, js: js, cfg: cfg, log: o.Log, limits: o.Limits,
 		subjects: subjects, topology: topo, bus: b, state: state,
 		decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		instance:    nuid.Next(),
 	}
 	w.loop = &turn.Loop{
 		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock, Limits: provider.Limits(cfg.Limits.Response)},
