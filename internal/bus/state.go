@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // StateBucket is the worker-only key-value bucket of provider state: per
@@ -17,8 +15,7 @@ const StateBucket = "TURN_STATE"
 
 // State is the worker-only provider state.
 type State struct {
-	kv         jetstream.KeyValue
-	maxPayload func() int64
+	kv jetstream.KeyValue
 }
 
 // State opens the state bucket of an ensured topology.
@@ -27,17 +24,14 @@ func (b *Bus) State(ctx context.Context) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: state bucket: %w", err)
 	}
-	return &State{kv: kv, maxPayload: b.js.Conn().MaxPayload}, nil
+	return &State{kv: kv}, nil
 }
 
 // Put stores value under key. A value the server cannot take fails with
 // wire.ErrRecordTooLarge: it would not fit on a redelivery either.
 func (s *State) Put(ctx context.Context, key string, value []byte) error {
-	if max := int(s.maxPayload()) - headerRoom; len(value) > max {
-		return fmt.Errorf("bus: state %s: %w: %d bytes, at most %d", key, wire.ErrRecordTooLarge, len(value), max)
-	}
 	if _, err := s.kv.Put(ctx, key, value); err != nil {
-		return fmt.Errorf("bus: state %s: %w", key, err)
+		return fmt.Errorf("bus: state %s: %w", key, sized(err))
 	}
 	return nil
 }

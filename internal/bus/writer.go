@@ -82,12 +82,9 @@ func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
 }
 
 func (w *TurnWriter) async(m *nats.Msg) error {
-	if err := w.fits(m); err != nil {
-		return err
-	}
 	f, err := w.js.PublishMsgAsync(m)
 	if err != nil {
-		return fmt.Errorf("bus: publish %s: %w", m.Subject, err)
+		return fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
 	}
 	w.mu.Lock()
 	w.pending = append(w.pending, f)
@@ -101,14 +98,6 @@ const headerRoom = 4 << 10
 // MaxRecordBytes is the largest encoded record body the server accepts.
 func (w *TurnWriter) MaxRecordBytes() int {
 	return int(w.js.Conn().MaxPayload()) - headerRoom
-}
-
-// fits reports wire.ErrRecordTooLarge for a record the server would refuse.
-func (w *TurnWriter) fits(m *nats.Msg) error {
-	if max := w.MaxRecordBytes(); len(m.Data) > max {
-		return fmt.Errorf("bus: %w: %s record of %d bytes, at most %d", wire.ErrRecordTooLarge, m.Subject, len(m.Data), max)
-	}
-	return nil
 }
 
 // Flush waits for the acks of every chunk and event published so far and
@@ -146,9 +135,6 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 	if err != nil {
 		return err
 	}
-	if err := w.fits(msg); err != nil {
-		return err
-	}
 	ack, err := w.js.PublishMsg(ctx, msg,
 		jetstream.WithMsgID("msg:"+w.session+":"+strconv.FormatUint(m.Seq, 10)),
 		jetstream.WithExpectLastSequenceForSubject(w.logSeq, w.msgSub),
@@ -157,7 +143,7 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 		if isWrongLastSequence(err) {
 			return fmt.Errorf("%w: session %s at position %d", ErrFenced, w.session, m.Seq)
 		}
-		return fmt.Errorf("bus: append to session log: %w", err)
+		return fmt.Errorf("bus: append to session log: %w", sized(err))
 	}
 	if ack.Duplicate {
 		// The position was already written (a replicated stream checks
@@ -177,15 +163,12 @@ func (w *TurnWriter) Dispatch(ctx context.Context, call *wire.ToolCall) error {
 	if err != nil {
 		return err
 	}
-	if err := w.fits(msg); err != nil {
-		return err
-	}
 	_, err = w.js.PublishMsg(ctx, msg, jetstream.WithMsgID("tool:"+call.SessionID+":"+call.TurnID+":"+call.CallID))
 	if err != nil {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) {
 			return fmt.Errorf("bus: dispatch %s: no stream for tool subject: %w", call.Name, err)
 		}
-		return fmt.Errorf("bus: dispatch %s: %w", call.Name, err)
+		return fmt.Errorf("bus: dispatch %s: %w", call.Name, sized(err))
 	}
 	return nil
 }
