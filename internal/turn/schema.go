@@ -77,7 +77,9 @@ func compileTools(tools []wire.Tool, lim SchemaLimits, compile func(key [32]byte
 	out := make(ToolSchemas, len(tools))
 	for i, t := range tools {
 		if canons[i] == nil {
-			out[t.Name] = nil
+			// No parameters: nothing to validate, but the arguments are
+			// still bounded by lim.
+			out[t.Name] = &ToolSchema{limits: lim}
 			continue
 		}
 		ts, problem := compile(contentKey(canons[i]), canons[i])
@@ -276,7 +278,7 @@ func (ts ToolSchemas) Check(name, arguments string) error {
 	if _, ok := doc.(map[string]any); !ok {
 		return fmt.Errorf("the arguments are not a JSON object")
 	}
-	if s == nil {
+	if s == nil || s.schema == nil {
 		return nil
 	}
 	sh, at, ok := measure(doc, lim.MaxArgumentDepth)

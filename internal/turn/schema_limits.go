@@ -3,6 +3,8 @@ package turn
 import (
 	"errors"
 	"fmt"
+
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // SchemaLimits bound a tool's parameter schema before it is compiled and
@@ -80,7 +82,7 @@ type SchemaLimits struct {
 
 // DefaultSchemaLimits are the limits a zero SchemaLimits field takes.
 var DefaultSchemaLimits = SchemaLimits{
-	MaxBytes:         64 << 10,
+	MaxBytes:         wire.DefaultLimits.MaxToolSchemaBytes, // the request's own cap on one schema
 	MaxDepth:         32,
 	MaxNodes:         5_000,
 	MaxRefs:          256,

@@ -28,14 +28,15 @@ func (r *run) plan(c wire.Call) (reason, message string) {
 		for _, t := range r.req.Tools {
 			names = append(names, t.Name)
 		}
-		msg, _ := redact.Redact("error: there is no tool named " + strconv.Quote(clip(c.Name, 2*describeValueLen)) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run.")
-		return planUnknownTool, msg
+		// The model's name for the tool is redacted before it is clipped,
+		// so a cut cannot leave part of a credential unrecognized; the
+		// available names are validated tokens.
+		name, _ := redact.Redact(c.Name)
+		return planUnknownTool, "error: there is no tool named " + strconv.Quote(clip(name, 2*describeValueLen)) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run."
 	}
 	if err := r.schemas.Check(c.Name, r.arguments(c)); err != nil {
-		// Check never quotes a value; a credential in a place's name (a
-		// property the arguments may not have) is redacted all the same.
-		msg, _ := redact.Redact("error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments.")
-		return planBadArgs, msg
+		// Check never quotes a value, and redacts the names it quotes.
+		return planBadArgs, "error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments."
 	}
 	return "", ""
 }
