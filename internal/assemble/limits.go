@@ -21,9 +21,10 @@ type Limits struct {
 	// MessageBytes caps what the finalized assistant message carries (the
 	// visible text, every call's id, name and arguments, a fixed
 	// allowance per call for its normalized id and keys, the raw finish
-	// reason and the response id), each counted at the size encoding/json
-	// writes it as a JSON string (escapes included: '<' and a control byte
-	// count six bytes, '"' two). A response within it fits a message record
+	// reason and the response id), each counted at the size the record
+	// codec (wire.JSON: encoding/json with HTML escaping off) writes it as
+	// a JSON string (escapes included: a control byte counts six bytes,
+	// '"' two). A response within it fits a message record
 	// of that size plus its envelope, in JSON or msgpack.
 	MessageBytes int
 }
@@ -100,15 +101,16 @@ func (a *Assembler) charge(n int) bool {
 	return true
 }
 
-// asciiJSON is the size encoding/json writes each ASCII byte as, within a
-// string: HTML-significant bytes and control bytes as \u00XX, '"' and '\\'
-// and the short escapes as two bytes, anything else as itself.
+// asciiJSON is the size wire.JSON writes each ASCII byte as, within a
+// string: control bytes as \u00XX, '"' and '\\' and the short escapes as
+// two bytes, anything else as itself ('<', '>' and '&' too: records are
+// not HTML-escaped).
 var asciiJSON = func() (t [utf8.RuneSelf]uint8) {
 	for c := range t {
 		switch {
 		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
 			t[c] = 2
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
+		case c < 0x20:
 			t[c] = 6
 		default:
 			t[c] = 1
@@ -117,7 +119,7 @@ var asciiJSON = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
-// jsonSize is the size of s written by encoding/json as a string, quotes
+// jsonSize is the size of s written by wire.JSON as a string, quotes
 // left out: invalid UTF-8 becomes \ufffd, U+2028 and U+2029 are escaped.
 func jsonSize(s string) int {
 	n := 0

@@ -1,13 +1,13 @@
 package assemble_test
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 func limited(l assemble.Limits, ops ...op) *assemble.Assembler {
@@ -70,7 +70,7 @@ func TestAssemblerLimits(t *testing.T) {
 		{name: "message at its limit", limits: assemble.Limits{MessageBytes: 111}, ops: []op{call(0, "a", "f"), args(0, `{"a":1}`), finish("stop"), terminal()}},
 		{name: "message over its limit", limits: assemble.Limits{MessageBytes: 110}, ops: []op{call(0, "a", "f"), args(0, `{"a":1}`), finish("stop"), terminal()},
 			limit: assemble.LimitMessageBytes},
-		{name: "message counts escapes", limits: assemble.Limits{TextBytes: 100, MessageBytes: 59}, ops: []op{text(0, strings.Repeat("<", 10))},
+		{name: "message counts escapes", limits: assemble.Limits{TextBytes: 100, MessageBytes: 59}, ops: []op{text(0, strings.Repeat("\x01", 10))},
 			limit: assemble.LimitMessageBytes},
 		{name: "a repeated finish is counted once", limits: assemble.Limits{MessageBytes: 10}, ops: []op{text(0, "ab"), finish("stop"), finish("stop"), finish("length"), finish("stop"), terminal()}},
 	}
@@ -107,8 +107,8 @@ func TestAssemblerStopsAtALimit(t *testing.T) {
 	}
 }
 
-// FuzzMessageBytes: the message size of a text is exactly what
-// encoding/json writes for it as a string, quotes aside: a limit of that
+// FuzzMessageBytes: the message size of a text is exactly what the record
+// codec (wire.JSON) writes for it as a string, quotes aside: a limit of that
 // size takes it, one byte less refuses it.
 func FuzzMessageBytes(f *testing.F) {
 	for _, s := range []string{"plain", `<a href="x">&amp;</a>`, "tab\tnew\nline\x00\x1f", "é\u2028\u2029", "bad \xff\xfe utf-8", "\\\""} {
@@ -118,7 +118,7 @@ func FuzzMessageBytes(f *testing.F) {
 		if s == "" {
 			return
 		}
-		b, err := json.Marshal(s)
+		b, err := wire.JSON.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,12 +94,12 @@ func flood(kind mockllm.FloodKind, bytes int64) *mockllm.Response {
 	return &mockllm.Response{Flood: &mockllm.Flood{Kind: kind, Bytes: bytes}, Done: true}
 }
 
-// escapedText is a chat stream of n bytes of '<' in chunks of 8 KiB: small
-// as text, six times larger JSON-escaped.
+// escapedText is a chat stream of n control bytes in chunks of 8 KiB:
+// small as text, six times larger JSON-escaped.
 func escapedText(n int) *mockllm.Response {
 	s := mockllm.NewStream("m")
 	for ; n > 0; n -= 8 << 10 {
-		s.Text(strings.Repeat("<", min(n, 8<<10)))
+		s.Text(strings.Repeat("\x01", min(n, 8<<10)))
 	}
 	return s.Finish("stop").Response()
 }

@@ -142,8 +142,8 @@ func Cases() []Case {
 		{Name: "arguments at their limit", Limits: provider.Limits{MaxArgumentBytes: len(readArgs)}, Tr: Transcript{
 			Events: []Ev{start(0, "call_a", "read"), args(0, readArgs[:5]), args(0, readArgs[5:]), done(0), finish("tool_calls")},
 		}, Want: Want{Finish: wire.FinishToolCalls, Executable: true, Calls: []Call{{ID: "call_a", Name: "read", Arguments: readArgs, Complete: true}}}},
-		// JSON-escaped, "<b>" is 13 bytes and "&<i>" 19: over 30.
-		{Name: "text whose escapes cross the message limit", Limits: provider.Limits{MaxMessageBytes: 30}, Tr: Transcript{Events: []Ev{text("<b>"), text("&<i>"), finish("stop")}},
+		// JSON-escaped, "\x01b\x01" is 13 bytes and "\x02\x03i\x04" 19: over 30.
+		{Name: "text whose escapes cross the message limit", Limits: provider.Limits{MaxMessageBytes: 30}, Tr: Transcript{Events: []Ev{text("\x01b\x01"), text("\x02\x03i\x04"), finish("stop")}},
 			Want: tooLarge(provider.LimitMessageBytes)},
 
 		// HTTP failures and retry hints.
