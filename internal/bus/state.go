@@ -48,14 +48,22 @@ func (s *State) Get(ctx context.Context, key string) (value []byte, ok bool, err
 	return e.Value(), true, nil
 }
 
+// Entry is a value with its revision.
+type Entry struct {
+	Value    []byte
+	Revision uint64
+}
+
 // Create stores value under key only if the key holds nothing (or was
-// deleted). created is false when the key already had a value, which is
-// then returned as existing.
-func (s *State) Create(ctx context.Context, key string, value []byte) (created bool, existing []byte, err error) {
-	if _, err := s.kv.Create(ctx, key, value); err == nil {
-		return true, nil, nil
-	} else if !errors.Is(err, jetstream.ErrKeyExists) {
-		return false, nil, fmt.Errorf("bus: state %s: %w", key, err)
+// deleted), and returns its revision. created is false when the key
+// already had a value, which is then returned as existing.
+func (s *State) Create(ctx context.Context, key string, value []byte) (created bool, rev uint64, existing Entry, err error) {
+	rev, err = s.kv.Create(ctx, key, value)
+	if err == nil {
+		return true, rev, Entry{}, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return false, 0, Entry{}, fmt.Errorf("bus: state %s: %w", key, err)
 	}
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -63,17 +71,39 @@ func (s *State) Create(ctx context.Context, key string, value []byte) (created b
 		return s.Create(ctx, key, value)
 	}
 	if err != nil {
-		return false, nil, fmt.Errorf("bus: state %s: %w", key, err)
+		return false, 0, Entry{}, fmt.Errorf("bus: state %s: %w", key, err)
 	}
-	return false, e.Value(), nil
+	return false, 0, Entry{Value: e.Value(), Revision: e.Revision()}, nil
 }
 
-// Delete removes key; deleting a key that holds nothing is not an error.
-func (s *State) Delete(ctx context.Context, key string) error {
-	if err := s.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("bus: state %s: %w", key, err)
+// Update replaces the value under key if its revision is still rev, and
+// returns the new revision; otherwise it fails with ErrFenced.
+func (s *State) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	next, err := s.kv.Update(ctx, key, value, rev)
+	if err != nil {
+		if isWrongLastSequence(err) {
+			return 0, fmt.Errorf("%w: state %s changed", ErrFenced, key)
+		}
+		return 0, fmt.Errorf("bus: state %s: %w", key, sized(err))
 	}
-	return nil
+	return next, nil
+}
+
+// Delete removes key if its revision is still rev (any revision for 0);
+// otherwise it fails with ErrFenced. Deleting a key that holds nothing is not an error.
+func (s *State) Delete(ctx context.Context, key string, rev uint64) error {
+	var opts []jetstream.KVDeleteOpt
+	if rev != 0 {
+		opts = append(opts, jetstream.LastRevision(rev))
+	}
+	err := s.kv.Delete(ctx, key, opts...)
+	switch {
+	case err == nil, errors.Is(err, jetstream.ErrKeyNotFound):
+		return nil
+	case isWrongLastSequence(err):
+		return fmt.Errorf("%w: state %s changed", ErrFenced, key)
+	}
+	return fmt.Errorf("bus: state %s: %w", key, err)
 }
 
 // Keys calls fn with each key matching filter (a subject-style pattern

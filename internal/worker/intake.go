@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -69,61 +71,74 @@ func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta 
 		return nil, nil, nil, true
 	}
 	w.decodeGate.RLock()
-	locked := func() { w.decodeGate.RUnlock(); w.releaseDecodeSlot(n) }
 	key := intakeKey(meta.Sequence.Stream)
 	mine, _ := json.Marshal(guard{Owner: w.instance, Delivery: meta.NumDelivered})
-	created, prev, err := w.state.Create(ctx, key, mine)
-	if err != nil {
+	created, rev, prev, err := w.state.Create(ctx, key, mine)
+	switch {
+	case err != nil:
 		// The write may have landed all the same (a lost reply): remove
 		// it, or the next delivery would take this one for a crash.
-		w.release(ctx, key, log)
-		locked()
+		w.release(ctx, key, 0, log)
+		w.decodeGate.RUnlock()
+		w.releaseDecodeSlot(n)
 		log.Warn().Err(err).Msg("cannot write the intake guard; handing the request back")
 		w.settle(msg, log, nakLater)
 		return nil, nil, nil, true
+	case created:
+		defer w.releaseDecodeSlot(n)
+		defer w.decodeGate.RUnlock()
+		return w.decodeGuardedBy(ctx, msg, session, meta, key, rev, log)
 	}
-	if !created {
-		locked()
-		var g guard
-		_ = json.Unmarshal(prev, &g) // an unreadable guard blames the request
-		shared, err := w.sharedDeath(ctx, g, key)
+	w.decodeGate.RUnlock()
+	w.releaseDecodeSlot(n)
+	var g guard
+	_ = json.Unmarshal(prev.Value, &g) // an unreadable guard blames the request
+	shared, err := w.sharedDeath(ctx, g, key)
+	if err != nil {
+		log.Warn().Err(err).Msg("cannot read the intake guards; handing the request back")
+		w.settle(msg, log, nakLater)
+		return nil, nil, nil, true
+	}
+	if !g.Isolated && shared {
+		// Decoded alone in this process: no other decode runs beside it.
+		log.Warn().Uint64("died_at_delivery", g.Delivery).Msg("an earlier delivery died decoding this request among others; decoding it alone")
+		w.decodeGate.Lock()
+		defer w.decodeGate.Unlock()
+		g.Isolated, g.Delivery = true, meta.NumDelivered
+		b, _ := json.Marshal(g)
+		rev, err := w.state.Update(ctx, key, b, prev.Revision)
 		if err != nil {
-			log.Warn().Err(err).Msg("cannot read the intake guards; handing the request back")
+			log.Warn().Err(err).Msg("cannot mark the intake guard; handing the request back")
 			w.settle(msg, log, nakLater)
 			return nil, nil, nil, true
 		}
-		if g.Isolated || !shared {
-			log.Error().Uint64("died_at_delivery", g.Delivery).Bool("isolated", g.Isolated).Msg("an earlier delivery died decoding this request; dead-lettering it")
-			w.reject(ctx, msg, session, nil, wire.JSON, &wire.ValidationError{Reason: reasonPoison, Detail: "an earlier delivery died while decoding the request"}, log)
-			return nil, nil, nil, true
-		}
-		log.Warn().Uint64("died_at_delivery", g.Delivery).Msg("an earlier delivery died decoding this request among others; decoding it alone")
-		return w.decodeIsolated(ctx, msg, session, meta, key, g, log)
+		return w.decodeGuardedBy(ctx, msg, session, meta, key, rev, log)
 	}
-	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
-	w.release(ctx, key, log)
-	locked()
-	if rejection != nil {
-		w.reject(ctx, msg, session, req, codec, rejection, log)
-		return nil, nil, nil, true
-	}
-	return req, codec, schemas, false
-}
-
-// decodeIsolated decodes a request alone in this process, its guard marked
-// so that a death now is blamed on it.
-func (w *Worker) decodeIsolated(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, key string, g guard, log zerolog.Logger) (*wire.TurnRequest, wire.Codec, turn.ToolSchemas, bool) {
-	w.decodeGate.Lock()
-	defer w.decodeGate.Unlock()
-	g.Isolated, g.Delivery = true, meta.NumDelivered
+	// The guard's revision moves, so a paused delivery that wakes to
+	// release it knows the request was judged without it.
+	died := g.Delivery
+	g.Delivery = meta.NumDelivered
 	b, _ := json.Marshal(g)
-	if err := w.state.Put(ctx, key, b); err != nil {
+	if _, err := w.state.Update(ctx, key, b, prev.Revision); err != nil {
 		log.Warn().Err(err).Msg("cannot mark the intake guard; handing the request back")
 		w.settle(msg, log, nakLater)
 		return nil, nil, nil, true
 	}
+	log.Error().Uint64("died_at_delivery", died).Bool("isolated", g.Isolated).Msg("an earlier delivery died decoding this request; dead-lettering it")
+	w.reject(ctx, msg, session, nil, wire.JSON, &wire.ValidationError{Reason: reasonPoison, Detail: "an earlier delivery died while decoding the request"}, log)
+	return nil, nil, nil, true
+}
+
+// decodeGuardedBy decodes under the intake guard at revision rev, then
+// releases it. If the guard moved meanwhile (this delivery was paused past
+// its ack wait, and another one judged the request), it stops: the request
+// is that delivery's now, and this one neither rejects nor runs it.
+func (w *Worker) decodeGuardedBy(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, key string, rev uint64, log zerolog.Logger) (*wire.TurnRequest, wire.Codec, turn.ToolSchemas, bool) {
 	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
-	w.release(ctx, key, log)
+	if errors.Is(w.release(ctx, key, rev, log), bus.ErrFenced) {
+		log.Warn().Msg("another delivery judged this request while this one was paused; leaving it")
+		return nil, nil, nil, true
+	}
 	if rejection != nil {
 		w.reject(ctx, msg, session, req, codec, rejection, log)
 		return nil, nil, nil, true
@@ -176,24 +191,26 @@ func (w *Worker) decodeGuarded(msg delivery, session string, meta *jetstream.Msg
 	return w.decode(msg, session, meta)
 }
 
-// release deletes an intake key. A failure is retried briefly, then only
-// logged: the key expires with the bucket's TTL, and until then it only
-// matters if this delivery also dies.
-func (w *Worker) release(ctx context.Context, key string, log zerolog.Logger) {
+// release deletes an intake key if its revision is still rev (any, for
+// 0). It returns bus.ErrFenced when the guard moved. Another failure is
+// retried briefly, then only logged: the key expires with the bucket's
+// TTL, and until then it only matters if this delivery also dies.
+func (w *Worker) release(ctx context.Context, key string, rev uint64, log zerolog.Logger) error {
 	ctx = context.WithoutCancel(ctx)
+	var err error
 	for i := range 3 {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := w.state.Delete(dctx, key)
+		err = w.state.Delete(dctx, key, rev)
 		cancel()
-		if err == nil {
-			return
+		if err == nil || errors.Is(err, bus.ErrFenced) {
+			return err
 		}
-		if i == 2 {
-			log.Error().Err(err).Msg("cannot delete the intake guard; a later crash of this delivery would dead-letter the request")
-			return
+		if i < 2 {
+			time.Sleep(100 * time.Millisecond << i)
 		}
-		time.Sleep(100 * time.Millisecond << i)
 	}
+	log.Error().Err(err).Msg("cannot delete the intake guard; a later crash of this delivery would dead-letter the request")
+	return err
 }
 
 // bigRequest is the body size past which decoding takes a decode slot. A

@@ -37,12 +37,23 @@ const (
 	// childHoldEnv hold it inside decode until the process dies.
 	innocentMarker = "DECODING-WHEN-THE-WORKER-DIES"
 	childHoldEnv   = "TURNSTREAM_TEST_CHILD_HOLD"
+	// pauseMarker makes a child started with childHoldEnv linger in
+	// decode, so that the test can SIGSTOP it there.
+	pauseMarker = "PAUSE-THE-WORKER-IN-DECODE"
 )
 
 // runChildWorker runs a worker until SIGTERM, or until it kills itself.
 func runChildWorker() int {
 	innocentFile := os.Getenv(childCountEnv) + ".innocent"
+	pauseFile := os.Getenv(childCountEnv) + ".paused"
 	worker.SetDecodeHook(func(data []byte) {
+		if bytes.Contains(data, []byte(pauseMarker)) && os.Getenv(childHoldEnv) != "" {
+			// Tell the test this delivery is inside decode, and give it
+			// time to stop the process here.
+			os.WriteFile(pauseFile, nil, 0o600) //nolint:errcheck // the test waits for it
+			time.Sleep(500 * time.Millisecond)
+			return
+		}
 		if bytes.Contains(data, []byte(innocentMarker)) && os.Getenv(childHoldEnv) != "" {
 			// Hold the innocent request inside decode until the process dies.
 			os.WriteFile(innocentFile, nil, 0o600) //nolint:errcheck // the poison waits for it
@@ -93,26 +104,27 @@ func runChildWorker() int {
 
 // child is a worker process started by startChild.
 type child struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // cmd.Wait's result, once done is closed
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the process has exited
+	err    error         // cmd.Wait's result, once done is closed
+	stderr *syncBuffer
 }
 
 func startChild(t *testing.T, e *env, countFile string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childWorkerEnv+"="+e.srv.URL(), childMockEnv+"="+e.http.URL+"/v1", childCountEnv+"="+countFile), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, done: make(chan struct{})}
+	c := &child{cmd: cmd, done: make(chan struct{}), stderr: stderr}
 	go func() { c.err = cmd.Wait(); close(c.done) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill() //nolint:errcheck // may have exited
 		<-c.done
-		if t.Failed() && stderr.Len() > 0 {
+		if t.Failed() && stderr.String() != "" {
 			t.Logf("child worker stderr:\n%s", stderr.String())
 		}
 	})
@@ -280,4 +292,48 @@ func terminalOf(t *testing.T, e *env, session, turn string) string {
 		}
 	}
 	return ""
+}
+
+// TestPausedWorkerWakingLate: a worker stopped (SIGSTOP) inside decode
+// loses the request to the next delivery, which finds its guard and
+// dead-letters the request. When the paused worker wakes and finishes
+// decoding, its guard has moved: it leaves the request alone, so the
+// request has one outcome, and nothing of the turn is written.
+func TestPausedWorkerWakingLate(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	count := filepath.Join(t.TempDir(), "decodes")
+	ctx := ctxFor(t)
+
+	paused := startChild(t, e, count, childHoldEnv+"=1")
+	eventually(t, "the first worker creates its consumer", func() bool {
+		_, err := e.js.Consumer(ctx, wire.StreamSubmit, "turn-workers")
+		return err == nil
+	})
+	body := `{"session_id":"z1","turn_id":"t1","input":[{"role":"user","content":"` + pauseMarker + `"}]}`
+	if _, err := e.js.Publish(ctx, "turn.submit.z1", []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the first worker is decoding", func() bool {
+		_, err := os.Stat(count + ".paused")
+		return err == nil
+	})
+	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	startChild(t, e, count) // gets the redelivery after the ack wait
+	if ev := waitRejected(t, e.js, "z1"); ev.Payload["reason"] != "poison" {
+		t.Errorf("turn.rejected = %v; want reason poison", ev.Payload)
+	}
+	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the woken worker leaves the request", func() bool {
+		return strings.Contains(paused.stderr.String(), "another delivery judged this request")
+	})
+	if got := terminalOf(t, e, "z1", "t1"); got != "" {
+		t.Errorf("the turn ended %s; want no terminal event: the request was dead-lettered", got)
+	}
+	if msgs, _ := records[wire.Message](t, e.js, wire.StreamMessages, wire.Subjects{}.Message("z1")); len(msgs) != 0 {
+		t.Errorf("%d session-log records; want none", len(msgs))
+	}
 }
