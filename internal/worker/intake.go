@@ -192,26 +192,31 @@ func (w *Worker) decodeGuarded(msg delivery, session string, meta *jetstream.Msg
 }
 
 // release deletes an intake key if its revision is still rev (any, for
-// 0). It returns bus.ErrFenced when the guard moved. Another failure is
-// retried briefly, then only logged: the key expires with the bucket's
-// TTL, and until then it only matters if this delivery also dies.
+// 0). It returns bus.ErrFenced when the guard moved. Another failure (the
+// server restarting, a leader election) is retried, backing off, for up to
+// releaseFor, under the delivery's heartbeat; then it is only logged: the
+// key expires with the bucket's TTL, and until then it only matters if this
+// delivery also dies.
 func (w *Worker) release(ctx context.Context, key string, rev uint64, log zerolog.Logger) error {
 	ctx = context.WithoutCancel(ctx)
-	var err error
-	for i := range 3 {
+	deadline := time.Now().Add(releaseFor)
+	for pause := 100 * time.Millisecond; ; pause = min(2*pause, 2*time.Second) {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = w.state.Delete(dctx, key, rev)
+		err := w.state.Delete(dctx, key, rev)
 		cancel()
 		if err == nil || errors.Is(err, bus.ErrFenced) {
 			return err
 		}
-		if i < 2 {
-			time.Sleep(100 * time.Millisecond << i)
+		if time.Now().Add(pause).After(deadline) {
+			log.Error().Err(err).Msg("cannot delete the intake guard; a later crash of this delivery would dead-letter the request")
+			return err
 		}
+		time.Sleep(pause)
 	}
-	log.Error().Err(err).Msg("cannot delete the intake guard; a later crash of this delivery would dead-letter the request")
-	return err
 }
+
+// releaseFor bounds the retries of an intake guard's release.
+const releaseFor = 15 * time.Second
 
 // bigRequest is the body size past which decoding takes a decode slot. A
 // request's decoded form, compiled schemas included, can take some twenty

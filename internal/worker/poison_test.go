@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -335,5 +337,33 @@ func TestPausedWorkerWakingLate(t *testing.T) {
 	}
 	if msgs, _ := records[wire.Message](t, e.js, wire.StreamMessages, wire.Subjects{}.Message("z1")); len(msgs) != 0 {
 		t.Errorf("%d session-log records; want none", len(msgs))
+	}
+}
+
+// TestNATSRestartDuringDecode: the server restarts while a request is
+// being decoded, so the intake guard's release first fails. The worker
+// retries it until the server is back, the turn runs once and completes,
+// and a later delivery never takes the guard for a crash.
+func TestNATSRestartDuringDecode(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	var once sync.Once
+	worker.SetDecodeHook(func(data []byte) {
+		if bytes.Contains(data, []byte("RESTART-NATS-IN-DECODE")) {
+			once.Do(e.srv.Restart)
+		}
+	})
+	t.Cleanup(func() { worker.SetDecodeHook(nil) })
+	e.startWorker()
+	body := `{"session_id":"r1","turn_id":"t1","input":[{"role":"user","content":"RESTART-NATS-IN-DECODE"}]}`
+	if _, err := e.js.Publish(ctxFor(t), "turn.submit.r1", []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitConnected(t, e.nc)
+	if got := waitTerminal(t, e.js, "r1", "t1"); got.Type != wire.EventTurnCompleted {
+		t.Errorf("the turn ended %s %v; want turn.completed", got.Type, got.Payload)
+	}
+	evs, _ := records[wire.SessionEvent](t, e.js, wire.StreamEvents, wire.Subjects{}.Event("r1"))
+	if n := countTypes(evs)[wire.EventTurnRejected]; n != 0 {
+		t.Errorf("%d turn.rejected events; want none", n)
 	}
 }
