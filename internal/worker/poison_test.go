@@ -347,9 +347,10 @@ func TestPausedWorkerWakingLate(t *testing.T) {
 func TestNATSRestartDuringDecode(t *testing.T) {
 	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
 	var once sync.Once
+	restarted := make(chan struct{})
 	worker.SetDecodeHook(func(data []byte) {
 		if bytes.Contains(data, []byte("RESTART-NATS-IN-DECODE")) {
-			once.Do(e.srv.Restart)
+			once.Do(func() { e.srv.Restart(); close(restarted) })
 		}
 	})
 	t.Cleanup(func() { worker.SetDecodeHook(nil) })
@@ -358,7 +359,16 @@ func TestNATSRestartDuringDecode(t *testing.T) {
 	if _, err := e.js.Publish(ctxFor(t), "turn.submit.r1", []byte(body)); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case <-restarted:
+	case <-time.After(wait):
+		t.Fatal("the request was never decoded")
+	}
 	natstest.WaitConnected(t, e.nc)
+	eventually(t, "JetStream answers again", func() bool {
+		_, err := e.js.Stream(ctxFor(t), wire.StreamEvents)
+		return err == nil
+	})
 	if got := waitTerminal(t, e.js, "r1", "t1"); got.Type != wire.EventTurnCompleted {
 		t.Errorf("the turn ended %s %v; want turn.completed", got.Type, got.Payload)
 	}
