@@ -11,10 +11,10 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// ErrFenced means a session-log append found another writer's message where
-// it expected its own last one: this worker no longer owns the session and
-// must stop writing.
-var ErrFenced = errors.New("bus: session log moved under this writer (fenced)")
+// ErrFenced means the server refused a write because its fence moved: a
+// later delivery took the session's lease (or, for an unleased writer, the
+// session log moved under it). The writer must stop writing.
+var ErrFenced = wire.ErrFenced
 
 // sized marks a publish the client refused for its size (headers and body
 // over the server's max payload) as wire.ErrRecordTooLarge: it would not
@@ -33,4 +33,13 @@ func isWrongLastSequence(err error) bool {
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 	}
 	return false
+}
+
+// fenced marks a write the server refused because its fence moved (a
+// wrong last sequence on the fence subject) as ErrFenced.
+func fenced(err error) error {
+	if isWrongLastSequence(err) {
+		return fmt.Errorf("%w: %w", ErrFenced, err)
+	}
+	return err
 }

@@ -112,18 +112,31 @@ func (b *Bus) dropOrdered(ctx context.Context, cons jetstream.Consumer) {
 	_ = b.js.DeleteConsumer(ctx, info.Stream, info.Name) // best effort: it expires anyway
 }
 
-// LastAttempt returns the step and attempt of a turn's last stored chunk
-// (0, 0 when it has none), so a resumed turn numbers its next attempts
-// after those an earlier delivery already published.
-func (b *Bus) LastAttempt(ctx context.Context, session, turn string) (step, attempt int, err error) {
+// ChunkTail locates a turn's last stored chunk.
+type ChunkTail struct {
+	Step, Attempt, Seq int
+	// Marker is the chunk's marker, "" for a delta.
+	Marker string
+}
+
+// LastChunk returns a turn's last stored chunk (zero when it has none), so
+// a resumed turn numbers its next attempts after those an earlier delivery
+// published, and ends an attempt it left without a marker.
+func (b *Bus) LastChunk(ctx context.Context, session, turn string) (ChunkTail, error) {
 	m, err := b.chunks.GetLastMsgForSubject(ctx, b.subjects.Chunk(session, turn))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, 0, nil
+		return ChunkTail{}, nil
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("bus: last chunk: %w", err)
+		return ChunkTail{}, fmt.Errorf("bus: last chunk: %w", err)
 	}
-	step, _ = strconv.Atoi(m.Header.Get(wire.HeaderStep))
-	attempt, _ = strconv.Atoi(m.Header.Get(wire.HeaderAttempt))
-	return step, attempt, nil
+	var t ChunkTail
+	t.Step, _ = strconv.Atoi(m.Header.Get(wire.HeaderStep))
+	t.Attempt, _ = strconv.Atoi(m.Header.Get(wire.HeaderAttempt))
+	t.Seq, _ = strconv.Atoi(m.Header.Get(wire.HeaderSeq))
+	var c wire.Chunk
+	if wire.Decode(m.Header.Get(wire.HeaderContentType), m.Data, &c) == nil {
+		t.Marker = c.Marker
+	}
+	return t, nil
 }

@@ -89,6 +89,7 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardOld,
 			Duplicates:  t.DuplicateWindow,
 			AllowDirect: true,
+			AllowRollup: true,
 		}
 	}
 	submit := base(wire.StreamSubmit, "submit", "turn requests (work queue)")

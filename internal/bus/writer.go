@@ -27,6 +27,10 @@ type TurnWriter struct {
 	msgSub   string
 	subjects wire.Subjects
 
+	// lease fences every record; nil for the unleased writes of a
+	// rejection.
+	lease *Lease
+
 	mu      sync.Mutex
 	pending []jetstream.PubAckFuture
 	logSeq  uint64 // stream sequence of the session's last message; 0 for none
@@ -69,6 +73,9 @@ func (w *TurnWriter) Chunk(c *wire.Chunk) error {
 		wire.HeaderAttempt:     {strconv.Itoa(c.Attempt)},
 		wire.HeaderSeq:         {strconv.Itoa(c.Seq)},
 	}}
+	if w.lease != nil {
+		w.lease.fence("chunk", m.Header)
+	}
 	return w.async(m)
 }
 
@@ -77,6 +84,9 @@ func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
 	m, err := encode(w.codec, w.eventSub, ev)
 	if err != nil {
 		return err
+	}
+	if w.lease != nil {
+		w.lease.fence("event", m.Header)
 	}
 	return w.async(m)
 }
@@ -113,7 +123,7 @@ func (w *TurnWriter) Flush(ctx context.Context) error {
 		case <-f.Ok():
 		case err := <-f.Err():
 			if first == nil {
-				first = fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, err)
+				first = fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, fenced(err))
 			}
 		case <-ctx.Done():
 			return ctx.Err()
@@ -135,10 +145,14 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 	if err != nil {
 		return err
 	}
-	ack, err := w.js.PublishMsg(ctx, msg,
-		jetstream.WithMsgID("msg:"+w.session+":"+strconv.FormatUint(m.Seq, 10)),
-		jetstream.WithExpectLastSequenceForSubject(w.logSeq, w.msgSub),
-	)
+	opts := []jetstream.PublishOpt{jetstream.WithMsgID("msg:" + w.session + ":" + strconv.FormatUint(m.Seq, 10))}
+	if w.lease != nil {
+		// Only the lease holder writes the log: its marker fences it.
+		w.lease.fence("message", msg.Header)
+	} else {
+		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(w.logSeq, w.msgSub))
+	}
+	ack, err := w.js.PublishMsg(ctx, msg, opts...)
 	if err != nil {
 		if isWrongLastSequence(err) {
 			return fmt.Errorf("%w: session %s at position %d", ErrFenced, w.session, m.Seq)
@@ -183,8 +197,11 @@ func (w *TurnWriter) Terminal(ctx context.Context, ev *wire.SessionEvent) error 
 	if err != nil {
 		return err
 	}
+	if w.lease != nil {
+		w.lease.fence("event", m.Header)
+	}
 	if _, err := w.js.PublishMsg(ctx, m, jetstream.WithMsgID("end:"+w.session+":"+w.turn)); err != nil {
-		return fmt.Errorf("bus: terminal event: %w", err)
+		return fmt.Errorf("bus: terminal event: %w", fenced(err))
 	}
 	return nil
 }

@@ -41,7 +41,8 @@ type Loop struct {
 	Routes Routes
 	// Budgets are the worker's defaults and ceilings.
 	Budgets config.Budgets
-	// State keeps worker-only provider state per step; nil keeps none.
+	// State keeps worker-only provider state per step when a delivery
+	// brings no store of its own (Input.State); nil keeps none.
 	State StateStore
 	// History tunes prompt assembly.
 	History HistoryOptions
@@ -91,16 +92,32 @@ type Input struct {
 	// Log is the session log as loaded, with each message's store time.
 	Log    []wire.Message
 	Stored []time.Time
-	// Delivery is the request's delivery count, from 1.
-	Delivery    int
-	Writer      Writer
+	// Seq is the request's submit-stream sequence, kept in the turn's
+	// record.
+	Seq uint64
+	// Delivery counts the deliveries of the request that ran, from 1 (the
+	// lease's durable count).
+	Delivery int
+	Writer   Writer
+	// State is the worker-only state as this delivery may write it (fenced
+	// by its lease); nil uses Loop.State.
+	State       StateStore
 	OpenResults ResultsOpener
 	// Schemas are the request's compiled tool schemas (SchemaCache.Compile
 	// or CompileTools); nil compiles them with Loop.Schemas.
 	Schemas ToolSchemas
-	// LastStep and LastAttempt locate the turn's last published chunk, so
-	// a resumed step numbers its attempts after the earlier delivery's.
-	LastStep, LastAttempt int
+	// Tail is the turn's last stored chunk, so a resumed step numbers its
+	// attempts after the earlier delivery's and ends an attempt that
+	// delivery left without a marker.
+	Tail Tail
+}
+
+// Tail locates a turn's last stored chunk: zero when it has none.
+type Tail struct {
+	Step, Attempt, Seq int
+	// Marker is the chunk's marker ("" for a delta: its attempt never
+	// ended).
+	Marker string
 }
 
 // Outcome is how a delivery ended. Err means the loop could not write what
@@ -117,7 +134,9 @@ type Outcome struct {
 type run struct {
 	loop    *Loop
 	req     *wire.TurnRequest
+	seq     uint64
 	w       Writer
+	state   StateStore
 	open    ResultsOpener
 	log     zerolog.Logger
 	msgs    []wire.Message
@@ -138,30 +157,15 @@ type run struct {
 	// served is the last provider result this delivery finalized.
 	served  *provider.Result
 	started time.Time
-	// lastStep and lastAttempt: the chunk log's tail when the run began.
-	lastStep, lastAttempt int
+	// tail: the chunk log's tail when the run began.
+	tail Tail
 }
 
 // Run drives a turn from wherever its session log says it is to its one
 // terminal event.
 func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	req := in.Request
-	r := &run{
-		loop: l, req: req, w: in.Writer, open: in.OpenResults,
-		log:      l.Log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger(),
-		msgs:     append([]wire.Message(nil), in.Log...),
-		stored:   append([]time.Time(nil), in.Stored...),
-		taken:    map[string]bool{},
-		faithful: map[string]string{},
-		budgets:  Resolve(l.Budgets, req.Budgets),
-		tools:    make(map[string]wire.Tool, len(req.Tools)),
-		started:  l.now(),
-		lastStep: in.LastStep, lastAttempt: in.LastAttempt,
-	}
-	for _, t := range req.Tools {
-		r.tools[t.Name] = t
-	}
-	r.systemHash, r.toolset = continuation.SystemPromptHash(req.System), continuation.ToolsetHash(req.Tools)
+	r := l.newRun(in)
 	r.envelope = r.loadEnvelope(ctx)
 	r.schemas = in.Schemas
 	if r.schemas == nil {
@@ -175,16 +179,9 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 			return Outcome{Err: err}
 		}
 	}
-	for _, m := range in.Log {
-		for _, c := range m.ToolCalls {
-			r.taken[c.ID] = true
-		}
-	}
 	st := history.StateOf(in.Log, req.TurnID)
 	resumed := st.Start < len(in.Log)
-	if resumed && st.Start < len(in.Stored) {
-		r.started = in.Stored[st.Start]
-	}
+	r.endTail(st)
 	r.emit(wire.EventTurnAccepted, 0, 0, Payload{
 		"resumed": resumed, "delivery": in.Delivery, "input_messages": len(req.Input), "tools": len(req.Tools),
 		"max_iterations": r.budgets.MaxIterations, "max_tool_calls": r.budgets.MaxToolCalls,
@@ -203,6 +200,54 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	return out
 }
 
+// Abort ends a turn that cannot run to its end (its deliveries exhausted, a
+// panic, a record too large for the server) with turn.failed and reason.
+// Calls the session log left without a result get an explicit one first,
+// so the next turn finds a valid conversation.
+func (l *Loop) Abort(ctx context.Context, in Input, reason string) Outcome {
+	r := l.newRun(in)
+	st := history.StateOf(r.msgs, r.req.TurnID)
+	if pending := st.Pending(); len(pending) > 0 {
+		if err := r.closeCalls(ctx, st, pending, "not completed: the turn failed ("+reason+")"); err != nil {
+			r.log.Warn().Err(err).Msg("calls left open by an aborted turn not closed")
+		}
+	}
+	return r.fail(ctx, reason, st.Steps, nil)
+}
+
+// newRun prepares the state of one delivery.
+func (l *Loop) newRun(in Input) *run {
+	req := in.Request
+	r := &run{
+		loop: l, req: req, seq: in.Seq, w: in.Writer, state: in.State, open: in.OpenResults,
+		log:      l.Log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger(),
+		msgs:     append([]wire.Message(nil), in.Log...),
+		stored:   append([]time.Time(nil), in.Stored...),
+		taken:    map[string]bool{},
+		faithful: map[string]string{},
+		budgets:  Resolve(l.Budgets, req.Budgets),
+		tools:    make(map[string]wire.Tool, len(req.Tools)),
+		started:  l.now(),
+		tail:     in.Tail,
+	}
+	if r.state == nil {
+		r.state = l.State
+	}
+	for _, t := range req.Tools {
+		r.tools[t.Name] = t
+	}
+	r.systemHash, r.toolset = continuation.SystemPromptHash(req.System), continuation.ToolsetHash(req.Tools)
+	for _, m := range in.Log {
+		for _, c := range m.ToolCalls {
+			r.taken[c.ID] = true
+		}
+	}
+	if st := history.StateOf(in.Log, req.TurnID); st.Start < len(in.Log) && st.Start < len(in.Stored) {
+		r.started = in.Stored[st.Start] // resumed: the budgets count from the turn's start
+	}
+	return r
+}
+
 func (r *run) drive(ctx context.Context, inputs int) Outcome {
 	for i := inputs; i < len(r.req.Input); i++ {
 		in := r.req.Input[i]
@@ -212,29 +257,24 @@ func (r *run) drive(ctx context.Context, inputs int) Outcome {
 	}
 	for {
 		st := history.StateOf(r.msgs, r.req.TurnID)
-		if st.Done() {
+		switch a := next(st, r.budgets); a.kind {
+		case actFinish:
 			return r.finish(ctx, wire.EventTurnCompleted, "", st)
-		}
-		if pending := st.Pending(); len(pending) > 0 {
-			if st.ToolCalls > r.budgets.MaxToolCalls {
-				if err := r.closeCalls(ctx, st, pending, "not executed: the turn's tool-call budget is spent"); err != nil {
-					return r.interrupted(ctx, err)
-				}
-				return r.exceeded(ctx, BudgetToolCalls)
-			}
-			if err := r.runTools(ctx, st, pending); err != nil {
+		case actCloseCalls:
+			if err := r.closeCalls(ctx, st, a.calls, "not executed: the turn's tool-call budget is spent"); err != nil {
 				return r.interrupted(ctx, err)
 			}
-			if after := history.StateOf(r.msgs, r.req.TurnID); after.RepeatedFailures() > r.budgets.MaxRepeatedToolFailures {
-				return r.exceeded(ctx, BudgetRepeatedFailures)
+			return r.exceeded(ctx, a.budget)
+		case actRunTools:
+			if err := r.runTools(ctx, st, a.calls); err != nil {
+				return r.interrupted(ctx, err)
 			}
-			continue
-		}
-		if st.Steps >= r.budgets.MaxIterations {
-			return r.exceeded(ctx, BudgetIterations)
-		}
-		if out, done := r.step(ctx, st); done {
-			return out
+		case actExceeded:
+			return r.exceeded(ctx, a.budget)
+		case actStep:
+			if out, done := r.step(ctx, st); done {
+				return out
+			}
 		}
 	}
 }
@@ -288,7 +328,8 @@ func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Ou
 	defer cancel()
 	ev := r.event(status, 0, 0, p)
 	// The end is recorded first: whatever happens after, the turn is over.
-	if err := r.put(wctx, EndKey(r.req.SessionID, r.req.TurnID), EndRecord{V: history.ReplayVersion, Type: status, Payload: p}); err != nil {
+	rec := Record{V: 1, Seq: r.seq, End: &EndRecord{V: history.ReplayVersion, Type: status, Payload: p}}
+	if err := r.put(wctx, RecordKey(r.req.SessionID, r.req.TurnID), rec); err != nil {
 		return Outcome{Err: err}
 	}
 	if err := r.w.Terminal(wctx, ev); err != nil {

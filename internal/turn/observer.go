@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -16,6 +17,12 @@ type stepObserver struct {
 	base    int // attempts numbered before this execution (resumed turns)
 	attempt int
 	seq     int
+	// held is the completed marker of the step's last attempt, published
+	// only once the loop knows whether the attempt counts (settle): its
+	// message persisted, or retried, or refused. A step thus never shows
+	// two completed attempts, and an attempt whose message a crash lost
+	// is ended by the next delivery instead (run.endTail).
+	held *wire.Chunk
 }
 
 var _ provider.Observer = (*stepObserver)(nil)
@@ -107,7 +114,51 @@ func (o *stepObserver) marker(attempt int, ev provider.Event) {
 		c.Failure = string(f.Class)
 		c.HTTPStatus, c.ProviderDelayMS, c.RequestID = f.Status, f.RetryAfter.Milliseconds(), token(f.RequestID)
 	}
+	if ev.Marker == wire.MarkerCompleted {
+		o.held = c
+		return
+	}
+	o.publish(c)
+}
+
+// settle publishes the held completed marker as marker: completed when
+// the attempt's outcome was persisted, retrying or failed when it does not
+// count.
+func (o *stepObserver) settle(marker string) {
+	if o.held == nil {
+		return
+	}
+	c := o.held
+	o.held = nil
+	c.Marker = marker
+	o.publish(c)
+}
+
+func (o *stepObserver) publish(c *wire.Chunk) {
 	if err := o.r.w.Chunk(c); err != nil {
 		o.r.log.Warn().Err(err).Msg("attempt marker publish failed")
+	}
+}
+
+// endTail ends the attempt an earlier delivery left without a marker (it
+// died mid-stream, or before its completed marker): completed if the
+// step's message reached the session log, else retrying (this delivery
+// runs the step again).
+func (r *run) endTail(st history.TurnState) {
+	t := r.tail
+	if t.Attempt == 0 || t.Marker != "" {
+		return
+	}
+	marker := wire.MarkerRetrying
+	for _, m := range r.msgs[st.Start:] {
+		if m.Role == wire.RoleAssistant && m.Step == t.Step {
+			marker = wire.MarkerCompleted
+		}
+	}
+	if err := r.w.Chunk(&wire.Chunk{
+		SessionID: r.req.SessionID, TurnID: r.req.TurnID,
+		Step: t.Step, Attempt: t.Attempt, Seq: t.Seq + 1, Marker: marker,
+	}); err != nil {
+		r.log.Warn().Err(err).Msg("ending the earlier delivery's attempt failed")
 	}
 }

@@ -27,7 +27,7 @@ func (r *run) prompt(ctx context.Context, instruction string) (*provider.Request
 	fixed := history.Estimate(r.req.System) + history.Estimate(instruction) + r.toolTokens()
 	sel := history.Select(r.msgs, r.req.TurnID, 0)
 	sel = history.Select(r.msgs, r.req.TurnID, max(window-fixed-sel.CurrentTokens(), 0))
-	states, err := history.Load(ctx, r.loop.State, r.req.SessionID, &sel)
+	states, err := history.Load(ctx, r.state, r.req.SessionID, &sel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,8 +56,8 @@ func (r *run) toolTokens() int {
 func (r *run) summarize(ctx context.Context, dropped []history.Unit) string {
 	last := dropped[len(dropped)-1].Msgs
 	key := summaryKey(r.req.SessionID, last[len(last)-1].Seq)
-	if r.loop.State != nil {
-		if b, ok, err := r.loop.State.Get(ctx, key); err == nil && ok {
+	if r.state != nil {
+		if b, ok, err := r.state.Get(ctx, key); err == nil && ok {
 			return string(b)
 		}
 	}
@@ -75,8 +75,8 @@ func (r *run) summarize(ctx context.Context, dropped []history.Unit) string {
 		return fallback
 	}
 	summary := history.SummaryPrefix + res.Response.Text
-	if r.loop.State != nil {
-		if err := r.loop.State.Put(ctx, key, []byte(summary)); err != nil {
+	if r.state != nil {
+		if err := r.state.Put(ctx, key, []byte(summary)); err != nil {
 			r.log.Warn().Err(err).Msg("summary not cached")
 		}
 	}
@@ -122,10 +122,10 @@ func (r *run) diagnose(step int, proj *history.Projection, t provider.Target) {
 // loadEnvelope reads the session's envelope; a missing or invalid one is
 // no state (start_replay).
 func (r *run) loadEnvelope(ctx context.Context) *continuation.Envelope {
-	if r.loop.State == nil {
+	if r.state == nil {
 		return nil
 	}
-	b, ok, err := r.loop.State.Get(ctx, EnvelopeKey(r.req.SessionID))
+	b, ok, err := r.state.Get(ctx, EnvelopeKey(r.req.SessionID))
 	if err != nil || !ok {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (r *run) loadEnvelope(ctx context.Context) *continuation.Envelope {
 // continue from; an envelope not worth keeping clears the old one, so a
 // stale cursor of another provider is never reused.
 func (r *run) saveEnvelope(ctx context.Context) {
-	if r.loop.State == nil || r.served == nil {
+	if r.state == nil || r.served == nil {
 		return
 	}
 	res := r.served
@@ -160,7 +160,7 @@ func (r *run) saveEnvelope(ctx context.Context) {
 	}
 	b, err := continuation.Serialize(e)
 	if err == nil {
-		err = r.loop.State.Put(ctx, EnvelopeKey(r.req.SessionID), b)
+		err = r.state.Put(ctx, EnvelopeKey(r.req.SessionID), b)
 	}
 	if err != nil {
 		r.log.Warn().Err(err).Msg("continuation envelope not saved")

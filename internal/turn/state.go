@@ -35,8 +35,8 @@ type RequestFacts struct {
 // never have ("=" is not a subject-token character), so they cannot collide
 // with a turn's step keys.
 
-// EndKey is the key of a turn's end record.
-func EndKey(session, turn string) string { return session + "." + turn + ".=end" }
+// RecordKey is the key of a turn's record.
+func RecordKey(session, turn string) string { return session + "." + turn + ".=turn" }
 
 // EnvelopeKey is the key of a session's continuation envelope.
 func EnvelopeKey(session string) string { return session + ".=continuation" }
@@ -47,9 +47,23 @@ func summaryKey(session string, seq uint64) string {
 	return session + ".=summary." + strconv.FormatUint(seq, 10)
 }
 
-// EndRecord is written before a turn's terminal event: a redelivery, or a
-// resubmission of the same turn id, finds the turn ended and does not run
-// it again.
+// Record is a turn's own durable record. It is written when the turn is
+// accepted and again, with End, before its terminal event. Whether a
+// delivery is new, a redelivery, a resubmission or of an ended turn is
+// decided from it (never from a delivery count a restarted server may
+// reset).
+type Record struct {
+	V int `json:"v"`
+	// Seq is the submit-stream sequence of the request that was accepted
+	// for the turn id: another request with the same turn id is a
+	// resubmission, which never runs.
+	Seq uint64 `json:"seq"`
+	// End is set once the turn ended.
+	End *EndRecord `json:"end,omitempty"`
+}
+
+// EndRecord is how a turn ended: its terminal event's type and payload, so
+// a redelivery republishes the same event.
 type EndRecord struct {
 	V       int            `json:"v"`
 	Type    string         `json:"type"`
@@ -62,7 +76,7 @@ func RequestKey(session, turn string, step int) string {
 }
 
 func (r *run) put(ctx context.Context, key string, v any) error {
-	if r.loop.State == nil {
+	if r.state == nil {
 		return nil
 	}
 	b, err := wire.JSON.Marshal(v) // not HTML-escaped: "<" in an echo stays one byte
@@ -72,7 +86,7 @@ func (r *run) put(ctx context.Context, key string, v any) error {
 	// Like appends, state writes are not cut short by a cancellation.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := r.loop.State.Put(wctx, key, b); err != nil {
+	if err := r.state.Put(wctx, key, b); err != nil {
 		return fmt.Errorf("turn: state: %w", err)
 	}
 	return nil

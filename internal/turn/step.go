@@ -74,8 +74,8 @@ func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
 		return r.fail(ctx, ReasonProvider, step, Payload{"class": string(provider.ClassNoRoute)}), true
 	}
 	obs := &stepObserver{r: r, step: step}
-	if step == r.lastStep {
-		obs.base = r.lastAttempt // a resumed step: attempts continue the numbering
+	if step == r.tail.Step {
+		obs.base = r.tail.Attempt // a resumed step: attempts continue the numbering
 	}
 	var instruction string
 	if st.Continuing() {
@@ -91,32 +91,36 @@ func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
 		resp := res.Response
 		switch d := decide(resp); d {
 		case planTools:
-			return r.persist(ctx, step, res, resp.Text, r.normalize(step, resp.ToolCalls))
+			return r.persist(ctx, step, obs, res, resp.Text, r.normalize(step, resp.ToolCalls))
 		case finished, continueAnswer:
-			return r.persist(ctx, step, res, resp.Text, nil)
+			return r.persist(ctx, step, obs, res, resp.Text, nil)
 		case filtered:
 			if resp.Text == "" {
 				if err := r.record(ctx, step, res, nil); err != nil {
 					return r.interrupted(ctx, err), true
 				}
+				obs.settle(wire.MarkerCompleted)
 				return r.say(ctx, step, filteredNotice, wire.EventTurnCompleted, "", nil), true
 			}
-			return r.persist(ctx, step, res, resp.Text, nil)
+			return r.persist(ctx, step, obs, res, resp.Text, nil)
 		case truncatedCalls, noAnswer:
 			reason := map[decision]string{truncatedCalls: "truncated_tool_calls", noAnswer: "no_visible_answer"}[d]
 			if !retried {
 				retried = true
+				obs.settle(wire.MarkerRetrying)
 				r.emit(wire.EventStepRetried, step, 0, Payload{"reason": reason, "finish_reason": resp.FinishReason, "tool_calls": len(resp.ToolCalls)})
 				if d == noAnswer {
 					instruction = answerInstruction
 				}
 				continue
 			}
+			obs.settle(wire.MarkerFailed)
 			if d == truncatedCalls {
 				return r.say(ctx, step, truncatedRefusal, wire.EventTurnFailed, ReasonTruncatedCalls, Payload{"tool_calls": len(resp.ToolCalls)}), true
 			}
 			return r.say(ctx, step, noAnswerGuidance, wire.EventTurnFailed, ReasonNoAnswer, nil), true
 		default:
+			obs.settle(wire.MarkerFailed)
 			return r.fail(ctx, ReasonUnusableResponse, step, Payload{"finish_reason": resp.FinishReason}), true
 		}
 	}
@@ -185,7 +189,7 @@ func (r *run) normalize(step int, calls []assemble.ToolCall) []wire.Call {
 // persist records the step's provider facts, then appends its assistant
 // message: the message with its tool calls is on the session log before any
 // call is published.
-func (r *run) persist(ctx context.Context, step int, res *provider.Result, text string, calls []wire.Call) (Outcome, bool) {
+func (r *run) persist(ctx context.Context, step int, obs *stepObserver, res *provider.Result, text string, calls []wire.Call) (Outcome, bool) {
 	resp := res.Response
 	if err := r.record(ctx, step, res, calls); err != nil {
 		return r.interrupted(ctx, err), true
@@ -198,6 +202,7 @@ func (r *run) persist(ctx context.Context, step int, res *provider.Result, text 
 	if err := r.append(ctx, msg); err != nil {
 		return r.interrupted(ctx, err), true
 	}
+	obs.settle(wire.MarkerCompleted) // the attempt counts: its message is on the log
 	return Outcome{}, false
 }
 

@@ -97,7 +97,7 @@ func TestCanaries(t *testing.T) {
 			t.Errorf("a log line carries %s", c)
 		}
 	}
-	if !strings.Contains(logs.String(), "turn ended") {
+	if !strings.Contains(logs.String(), "delivery settled") {
 		t.Fatal("the worker's logs were not captured")
 	}
 	// Chunk deltas: only what the model streamed visibly (its text and its

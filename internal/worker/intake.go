@@ -22,8 +22,8 @@ const (
 	// reasonPoison: an earlier delivery of the request died while it was
 	// being decoded and validated. It is never decoded again.
 	reasonPoison = "poison"
-	// reasonInternal: decoding or running the request panicked.
-	reasonInternal = "internal_error"
+	// reasonInternal: decoding the request panicked.
+	reasonInternal = turn.ReasonInternal
 )
 
 // intakeKey is the state key guarding the decode of one submit-stream

@@ -43,3 +43,11 @@ func (w *Worker) settle(msg delivery, log zerolog.Logger, d disposition) {
 		log.Error().Err(err).Uint8("disposition", uint8(d)).Msg("settling the delivery failed; it will be redelivered")
 	}
 }
+
+// settleAfter hands the delivery back to be delivered again after d: a
+// turn waiting for its session's earlier one holds no slot meanwhile.
+func (w *Worker) settleAfter(msg delivery, log zerolog.Logger, d time.Duration) {
+	if err := msg.NakWithDelay(d); err != nil {
+		log.Error().Err(err).Msg("handing the delivery back failed; it will be redelivered")
+	}
+}

@@ -49,6 +49,7 @@ type Worker struct {
 	bus      *bus.Bus
 	state    *bus.State
 	loop     *turn.Loop
+	turns    *turn.Lifecycle
 	cancels  cancels
 	// decodeSlots bound how many large requests decode at once (one per
 	// CPU): decoding is CPU-bound, and its memory is what a burst of
@@ -129,6 +130,12 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		},
 		Log: o.Log,
 	}
+	w.turns = &turn.Lifecycle{
+		Loop:          w.loop,
+		Sessions:      &sessions{bus: b, state: state, instance: w.instance},
+		MaxDeliveries: cfg.Worker.MaxDeliver,
+		Log:           o.Log,
+	}
 	return w, nil
 }
 
@@ -207,14 +214,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-time.After(w.cfg.Worker.DrainTimeout.D()):
-		stopTurns(errShutdown)
+		stopTurns(turn.ErrShutdown)
 		<-done
 	}
 	w.log.Info().Msg("worker stopped")
 	return nil
 }
-
-var errShutdown = errors.New("worker: shutting down")
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -36,6 +36,11 @@ const (
 // would not fit on a redelivery either.
 var ErrRecordTooLarge = errors.New("wire: record exceeds the server's max payload")
 
+// ErrFenced means the server refused a write because its writer lost the
+// lease it wrote under (a later delivery of the turn took the session's
+// lease). Writers wrap it; the writer must stop writing.
+var ErrFenced = errors.New("wire: write fenced: the writer's lease was taken by another")
+
 // ValidationError reports why a record is invalid. Reason is one of the
 // Reason constants; Field names the offending field in the record, as a
 // path: "input[1].content", "tools[0].parameters.properties.a",

@@ -1,0 +1,315 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// A session lease makes one delivery of one turn the session's only writer.
+//
+// The lease is a TURN_STATE record (LeaseKey) advanced only by
+// compare-and-set on its revision. Taking it fences every earlier holder in
+// every place a turn writes:
+//
+//   - TURN_STATE: every state write carries the lease's revision as the
+//     expected last revision of the lease key, so the server refuses it once
+//     another delivery took the lease (no revision moves while it is held);
+//   - TURN_MESSAGES, TURN_CHUNKS and TURN_EVENTS: the holder writes a fence
+//     marker, carrying its epoch, on the stream's fence subject of the
+//     session (<prefix>.<kind>.=fence.<session>), and every record it
+//     publishes there carries the marker's sequence as the expected last
+//     sequence of that subject. A later holder's marker moves the sequence,
+//     so the server refuses what an earlier holder still tries to write, and
+//     followers, who read only stored records, never see it.
+//
+// Markers only move forward: a holder overwrites a marker only if it carries
+// a smaller epoch (compare-and-set on the marker's sequence), so two
+// takeovers racing converge on the later epoch in every stream, and nothing
+// of an earlier epoch is stored after a later epoch's marker. Everything a
+// holder reads (the session log, the chunk tail) it reads after its markers
+// are written, so it builds on all that earlier holders stored.
+//
+// The lease is renewed by the delivery's own heartbeat: while a worker runs
+// the turn it keeps the request from being redelivered; when it dies (or is
+// paused past the ack wait) the request is redelivered and the new delivery
+// takes the lease over. Dispatches of tool calls are not fenced by the
+// server; they are safe without it: a call is dispatched only after the
+// message that made it was appended under the fence, its dispatch is
+// deduplicated by the call's identity, and tool workers claim each call
+// before running it (pkg/toolworker).
+type Lease struct {
+	bus     *Bus
+	state   *State
+	js      jetstream.JetStream
+	session string
+	// rev is the lease key's revision while held: the fence of state writes.
+	rev uint64
+	rec LeaseRecord
+	// fences holds the sequence of this holder's marker per fenced kind.
+	fences map[string]uint64
+	subj   map[string]string
+}
+
+// LeaseRecord is the value of a session's lease key.
+type LeaseRecord struct {
+	V int `json:"v"`
+	// Epoch increases by one at every take; markers carry it.
+	Epoch uint64 `json:"epoch"`
+	// Turn and Seq identify the request (its submit-stream sequence) the
+	// lease was taken for.
+	Turn string `json:"turn"`
+	Seq  uint64 `json:"seq"`
+	// Deliveries counts the takes for this request: the durable count of
+	// its deliveries that ran, which a restarted server cannot reset.
+	Deliveries int `json:"deliveries"`
+	// Owner names the worker process that took it.
+	Owner string `json:"owner"`
+	// Released is set when the holder ended its turn.
+	Released bool `json:"released,omitempty"`
+	// Fences are the marker sequences the last holder wrote (as of its
+	// release), the expected sequences of the next take's markers.
+	Fences map[string]uint64 `json:"fences,omitempty"`
+}
+
+// FencedKinds are the streams a lease fences with markers.
+var FencedKinds = []string{"message", "chunk", "event"}
+
+// LeaseKey is the TURN_STATE key of a session's lease.
+func LeaseKey(session string) string { return session + ".=lease" }
+
+// stateSubject is the subject a TURN_STATE key is stored on.
+func stateSubject(key string) string { return "$KV." + StateBucket + "." + key }
+
+// FenceSubject is the subject of a session's fence marker in the stream of
+// kind ("message", "chunk" or "event"). "=" never appears in a session
+// token, so it matches no record subject and no follower's filter.
+func FenceSubject(s wire.Subjects, kind, session string) string {
+	return strings.TrimSuffix(s.All(kind), ">") + "=fence." + session
+}
+
+// fenceMarker is the body of a fence marker.
+type fenceMarker struct {
+	Epoch uint64 `json:"epoch"`
+	Turn  string `json:"turn"`
+}
+
+// maxMarkerRaces bounds how often a take retries a marker another take
+// moved meanwhile.
+const maxMarkerRaces = 8
+
+// TakeLease makes this delivery of the request (turn, seq) the session's
+// only writer: it advances the lease by compare-and-set and writes its
+// fence markers. owner names the worker process. It fails with ErrFenced
+// when a later take overtook it.
+func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string, seq uint64, owner string) (*Lease, error) {
+	key := LeaseKey(session)
+	var prev LeaseRecord
+	e, err := state.kv.Get(ctx, key)
+	var rev uint64
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
+	default:
+		rev = e.Revision()
+		if err := json.Unmarshal(e.Value(), &prev); err != nil {
+			// Unreadable: start a new epoch line above nothing known. The
+			// markers' epochs still order the takes.
+			prev = LeaseRecord{}
+		}
+	}
+	rec := LeaseRecord{V: 1, Epoch: prev.Epoch + 1, Turn: turn, Seq: seq, Deliveries: 1, Owner: owner, Fences: prev.Fences}
+	if prev.Turn == turn && prev.Seq == seq {
+		rec.Deliveries = prev.Deliveries + 1
+	}
+	data, _ := json.Marshal(rec) // plain fields: cannot fail
+	if rev == 0 {
+		rev, err = state.kv.Create(ctx, key, data)
+	} else {
+		rev, err = state.kv.Update(ctx, key, data, rev)
+	}
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
+			return nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
+		}
+		return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
+	}
+	l := &Lease{bus: b, state: state, js: b.js, session: session, rev: rev, rec: rec, fences: map[string]uint64{}, subj: map[string]string{}}
+	for _, kind := range FencedKinds {
+		l.subj[kind] = FenceSubject(b.subjects, kind, session)
+	}
+	if err := l.mark(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// mark writes the holder's fence marker in every fenced stream, each only
+// over a marker of an earlier epoch.
+func (l *Lease) mark(ctx context.Context) error {
+	body, _ := json.Marshal(fenceMarker{Epoch: l.rec.Epoch, Turn: l.rec.Turn})
+	expect := map[string]uint64{}
+	for _, kind := range FencedKinds {
+		expect[kind] = l.rec.Fences[kind]
+	}
+	todo := FencedKinds
+	for race := 0; len(todo) > 0; race++ {
+		if race >= maxMarkerRaces {
+			return fmt.Errorf("bus: lease of %s: fence markers keep moving", l.session)
+		}
+		futures := make([]jetstream.PubAckFuture, len(todo))
+		for i, kind := range todo {
+			m := &nats.Msg{Subject: l.subj[kind], Data: body, Header: nats.Header{
+				jetstream.MsgRollup:                     {jetstream.MsgRollupSubject},
+				jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(expect[kind], 10)},
+				jetstream.ExpectedLastSubjSeqSubjHeader: {l.subj[kind]},
+			}}
+			f, err := l.js.PublishMsgAsync(m)
+			if err != nil {
+				return fmt.Errorf("bus: fence marker %s: %w", m.Subject, err)
+			}
+			futures[i] = f
+		}
+		var again []string
+		for i, f := range futures {
+			kind := todo[i]
+			select {
+			case ack := <-f.Ok():
+				l.fences[kind] = ack.Sequence
+			case err := <-f.Err():
+				if !isWrongLastSequence(err) {
+					return fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
+				}
+				// Another take wrote a marker: overwrite it only if it is
+				// of an earlier epoch.
+				seq, epoch, err := l.lastMarker(ctx, kind)
+				if err != nil {
+					return err
+				}
+				if epoch >= l.rec.Epoch {
+					return fmt.Errorf("%w: session %s: a later take (epoch %d) fenced this one (epoch %d)", ErrFenced, l.session, epoch, l.rec.Epoch)
+				}
+				expect[kind] = seq
+				again = append(again, kind)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		todo = again
+	}
+	return nil
+}
+
+// lastMarker reads the stored marker of kind: its sequence and epoch (0, 0
+// when there is none).
+func (l *Lease) lastMarker(ctx context.Context, kind string) (seq, epoch uint64, err error) {
+	name := map[string]string{"message": wire.StreamMessages, "chunk": wire.StreamChunks, "event": wire.StreamEvents}[kind]
+	s, err := l.js.Stream(ctx, name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
+	}
+	m, err := s.GetLastMsgForSubject(ctx, l.subj[kind])
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
+	}
+	var fm fenceMarker
+	_ = json.Unmarshal(m.Data, &fm) // an unreadable marker counts as epoch 0
+	return m.Sequence, fm.Epoch, nil
+}
+
+// Epoch is the lease's epoch.
+func (l *Lease) Epoch() uint64 { return l.rec.Epoch }
+
+// Deliveries is how many deliveries of the request have taken the lease,
+// this one included.
+func (l *Lease) Deliveries() int { return l.rec.Deliveries }
+
+// Session is the leased session.
+func (l *Lease) Session() string { return l.session }
+
+// Held reports whether the lease is still this holder's: its key still has
+// the revision the take gave it.
+func (l *Lease) Held(ctx context.Context) (bool, error) {
+	e, err := l.state.kv.Get(ctx, LeaseKey(l.session))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("bus: lease of %s: %w", l.session, err)
+	}
+	return e.Revision() == l.rev, nil
+}
+
+// Release ends the holding: the lease records that its turn ended, and the
+// markers the next take must find. It fails with ErrFenced if the lease was
+// lost. After Release nothing may be written under the lease.
+func (l *Lease) Release(ctx context.Context) error {
+	rec := l.rec
+	rec.Released = true
+	rec.Fences = l.fences
+	data, _ := json.Marshal(rec)
+	if _, err := l.state.kv.Update(ctx, LeaseKey(l.session), data, l.rev); err != nil {
+		if isWrongLastSequence(err) {
+			return fmt.Errorf("%w: lease of %s lost before its release", ErrFenced, l.session)
+		}
+		return fmt.Errorf("bus: release lease of %s: %w", l.session, err)
+	}
+	return nil
+}
+
+// fence sets the headers that make a record of kind refused once the lease
+// is lost.
+func (l *Lease) fence(kind string, h nats.Header) {
+	h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(l.fences[kind], 10)}
+	h[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{l.subj[kind]}
+}
+
+// State is the worker-only state as this holder may write it: every put is
+// refused once the lease is lost.
+func (l *Lease) State() *FencedState { return &FencedState{l: l} }
+
+// FencedState writes TURN_STATE under a lease.
+type FencedState struct{ l *Lease }
+
+// Get reads key (reads are not fenced).
+func (f *FencedState) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	return f.l.state.Get(ctx, key)
+}
+
+// Put stores value under key if the lease is still held; otherwise it fails
+// with ErrFenced. A value the server cannot take fails with
+// wire.ErrRecordTooLarge.
+func (f *FencedState) Put(ctx context.Context, key string, value []byte) error {
+	m := &nats.Msg{Subject: stateSubject(key), Data: value, Header: nats.Header{
+		jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(f.l.rev, 10)},
+		jetstream.ExpectedLastSubjSeqSubjHeader: {stateSubject(LeaseKey(f.l.session))},
+	}}
+	if _, err := f.l.js.PublishMsg(ctx, m); err != nil {
+		if isWrongLastSequence(err) {
+			return fmt.Errorf("%w: state %s: the lease of %s was lost", ErrFenced, key, f.l.session)
+		}
+		return fmt.Errorf("bus: state %s: %w", key, sized(err))
+	}
+	return nil
+}
+
+// Turn opens the writer of the leased turn, positioned after the session
+// log's last message (log from LoadLog, read after the take). Every record
+// it writes is fenced by the lease.
+func (l *Lease) Turn(codec wire.Codec, log *Log) *TurnWriter {
+	w := l.bus.Turn(l.session, l.rec.Turn, codec, log)
+	w.lease = l
+	return w
+}

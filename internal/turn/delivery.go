@@ -1,0 +1,346 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// ErrShutdown is the cause a worker cancels running turns with when its
+// drain timeout expires: the delivery is handed back to be resumed.
+var ErrShutdown = errors.New("turn: worker shutting down")
+
+// ErrFenced is what a Sessions implementation wraps when a write was
+// refused because another delivery took the session's lease.
+var ErrFenced = wire.ErrFenced
+
+// Sessions is the durable side of a turn's delivery lifecycle (the worker
+// adapts internal/bus to it).
+type Sessions interface {
+	// Head returns the submit-stream sequence of the session's oldest
+	// request still pending, 0 if none.
+	Head(ctx context.Context, session string) (uint64, error)
+	// Record reads a turn's record (RecordKey); ok is false if none.
+	Record(ctx context.Context, session, turn string) (rec []byte, ok bool, err error)
+	// Take takes the session's lease for the request (turn, seq), fencing
+	// every earlier holder, and returns what the holder may read and write.
+	// It fails wrapping ErrFenced when another take overtook it.
+	Take(ctx context.Context, session, turn string, seq uint64, codec wire.Codec) (Held, error)
+}
+
+// Held is a session lease this delivery holds, with the session as it was
+// stored when the lease was taken: nothing an earlier holder writes after
+// that is stored.
+type Held interface {
+	// Deliveries counts the deliveries of the request that took the
+	// lease, this one included.
+	Deliveries() int
+	// Log is the session log and each message's store time.
+	Log() ([]wire.Message, []time.Time)
+	// Tail is the turn's last stored chunk.
+	Tail() Tail
+	// Writer and State write under the lease: their writes fail wrapping
+	// ErrFenced once it is lost.
+	Writer() Writer
+	State() StateStore
+	// Held reports whether the lease is still this holder's.
+	Held(ctx context.Context) (bool, error)
+	// Release ends the holding once the turn ended.
+	Release(ctx context.Context) error
+}
+
+// Delivery is one delivery of an admitted (decoded, valid) request.
+type Delivery struct {
+	Request *wire.TurnRequest
+	Codec   wire.Codec
+	// Seq is the request's submit-stream sequence: its identity.
+	Seq uint64
+	// Waits counts how often the delivery was handed back to wait for
+	// its session's earlier turns (it spaces the next wait).
+	Waits   int
+	Schemas ToolSchemas
+	Results ResultsOpener
+}
+
+// Settle is what the worker does with a delivery: its one ack decision.
+type Settle uint8
+
+const (
+	// SettleAck: the turn ended (its terminal event is stored), or the
+	// request is a resubmission of a turn id that ran.
+	SettleAck Settle = iota + 1
+	// SettleWait: an earlier turn of the session is pending; hand the
+	// request back for Verdict.Delay, holding nothing meanwhile.
+	SettleWait
+	// SettleRetry: the store is in trouble; hand back after a pause.
+	SettleRetry
+	// SettleHandBack: shutting down; hand back now to be resumed.
+	SettleHandBack
+	// SettleTerm: never deliver again (the turn was ended as failed).
+	SettleTerm
+	// SettleLeave: another delivery owns the request (it took the lease,
+	// or settled it): touch nothing, not even the delivery.
+	SettleLeave
+)
+
+// Verdict is how a delivery ended.
+type Verdict struct {
+	Settle Settle
+	// Delay is how long a SettleWait delivery waits.
+	Delay time.Duration
+	// What names the path taken, for logs: "completed", "failed",
+	// "ended", "duplicate", "waiting", "fenced", "interrupted", ...
+	What string
+	// Reason is the turn's failure reason, if it failed.
+	Reason string
+	Err    error
+}
+
+// Lifecycle runs deliveries of turn requests: one home for deciding what a
+// delivery is, taking the session's lease, running the loop and ending the
+// turn. Its fields are set once; Deliver may be called concurrently.
+type Lifecycle struct {
+	Loop     *Loop
+	Sessions Sessions
+	// MaxDeliveries is how many deliveries of a request may take the lease
+	// and die before the turn is failed ("deliveries_exhausted").
+	MaxDeliveries int
+	Log           zerolog.Logger
+}
+
+// Failure reasons the lifecycle ends turns with.
+const (
+	// ReasonExhausted: every delivery of the turn died without ending it.
+	ReasonExhausted = "deliveries_exhausted"
+	// ReasonInternal: running the turn panicked.
+	ReasonInternal = "internal_error"
+	// ReasonTooLarge: a record of the turn exceeds the server's max payload.
+	ReasonTooLarge = "record_too_large"
+)
+
+// deliveryKind is what a delivery is, decided from the turn's record.
+type deliveryKind uint8
+
+const (
+	kindNew       deliveryKind = iota + 1 // no record: the turn's first delivery
+	kindResumed                           // its record, not ended: resume it
+	kindEnded                             // its record, ended: never run again
+	kindDuplicate                         // another request's record: a resubmission
+)
+
+// identify decides what the delivery of request seq is.
+func identify(rec *Record, seq uint64) deliveryKind {
+	switch {
+	case rec == nil:
+		return kindNew
+	case rec.Seq != seq:
+		return kindDuplicate
+	case rec.End != nil:
+		return kindEnded
+	}
+	return kindResumed
+}
+
+// Deliver runs one delivery to its verdict.
+func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
+	req := d.Request
+	rec, err := lc.record(ctx, req)
+	if err != nil {
+		return Verdict{Settle: SettleRetry, What: "unreadable_record", Err: err}
+	}
+	k := identify(rec, d.Seq)
+	switch k {
+	case kindDuplicate:
+		// The same turn id runs once: its first request owns it.
+		return Verdict{Settle: SettleAck, What: "duplicate"}
+	case kindEnded:
+		return lc.ended(ctx, d, rec.End)
+	}
+	if v, ok := lc.order(ctx, d); !ok {
+		return v
+	}
+	held, err := lc.Sessions.Take(ctx, req.SessionID, req.TurnID, d.Seq, d.Codec)
+	if err != nil {
+		if errors.Is(err, ErrFenced) {
+			return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
+		}
+		return Verdict{Settle: SettleRetry, What: "lease_unavailable", Err: err}
+	}
+	if held.Deliveries() > lc.MaxDeliveries {
+		// Every delivery so far died without ending the turn: end it, so
+		// it neither loops forever nor blocks its session.
+		return lc.abort(ctx, d, held, ReasonExhausted)
+	}
+	if k == kindNew {
+		if err := lc.accept(ctx, d, held); err != nil {
+			return lc.interrupted(ctx, d, held, err)
+		}
+	}
+	out, panicked := lc.run(ctx, d, held)
+	switch {
+	case panicked:
+		// A bug, or input that reached one: running it again would panic
+		// again. The turn fails, and its session's next turn runs.
+		return lc.abort(ctx, d, held, ReasonInternal)
+	case out.Err == nil:
+		lc.release(ctx, held)
+		return Verdict{Settle: SettleAck, What: out.Status, Reason: out.Reason}
+	}
+	return lc.interrupted(ctx, d, held, out.Err)
+}
+
+// record reads the turn's record.
+func (lc *Lifecycle) record(ctx context.Context, req *wire.TurnRequest) (*Record, error) {
+	b, ok, err := lc.Sessions.Record(ctx, req.SessionID, req.TurnID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("turn: record of %s/%s: %w", req.SessionID, req.TurnID, err)
+	}
+	return &rec, nil
+}
+
+// ended handles a delivery of a turn that ended: the delivery that recorded
+// the end may have died before its terminal event was stored or its lease
+// released, so both are done again under the lease (the event is
+// deduplicated by its message id), and the request is acked.
+func (lc *Lifecycle) ended(ctx context.Context, d Delivery, end *EndRecord) Verdict {
+	req := d.Request
+	held, err := lc.Sessions.Take(ctx, req.SessionID, req.TurnID, d.Seq, d.Codec)
+	if err != nil {
+		if errors.Is(err, ErrFenced) {
+			return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
+		}
+		return Verdict{Settle: SettleRetry, What: "lease_unavailable", Err: err}
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	ev := &wire.SessionEvent{Type: end.Type, SessionID: req.SessionID, TurnID: req.TurnID, Time: lc.Loop.now(), Payload: end.Payload}
+	if err := held.Writer().Terminal(wctx, ev); err != nil {
+		if errors.Is(err, ErrFenced) {
+			return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
+		}
+		return Verdict{Settle: SettleRetry, What: "terminal_not_stored", Err: err}
+	}
+	lc.release(ctx, held)
+	return Verdict{Settle: SettleAck, What: "ended"}
+}
+
+// order keeps a session's turns in submission order, never overlapping: a
+// request runs only when it is the session's oldest pending one. An
+// earlier one pending makes it wait, handed back without holding anything.
+func (lc *Lifecycle) order(ctx context.Context, d Delivery) (Verdict, bool) {
+	head, err := lc.Sessions.Head(ctx, d.Request.SessionID)
+	switch {
+	case err != nil:
+		return Verdict{Settle: SettleRetry, What: "order_unknown", Err: err}, false
+	case head == d.Seq:
+		return Verdict{}, true
+	case head == 0 || head > d.Seq:
+		// No longer pending: another delivery settled it.
+		return Verdict{Settle: SettleLeave, What: "settled_elsewhere"}, false
+	}
+	return Verdict{Settle: SettleWait, Delay: WaitDelay(d.Waits), What: "waiting"}, false
+}
+
+// WaitDelay is how long a request waits for its session's earlier turn
+// before it is delivered again: 100ms, doubling with each wait, at most 2s.
+func WaitDelay(waits int) time.Duration {
+	return min(100*time.Millisecond<<min(max(waits, 0), 5), 2*time.Second)
+}
+
+// accept writes the turn's record: from now on, every delivery of this
+// request resumes the turn and any other request with its id is a
+// resubmission.
+func (lc *Lifecycle) accept(ctx context.Context, d Delivery, held Held) error {
+	b, _ := json.Marshal(Record{V: 1, Seq: d.Seq}) // plain fields: cannot fail
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if err := held.State().Put(wctx, RecordKey(d.Request.SessionID, d.Request.TurnID), b); err != nil {
+		return fmt.Errorf("turn: accept: %w", err)
+	}
+	return nil
+}
+
+// input is the loop's input for a held delivery.
+func (d Delivery) input(held Held) Input {
+	log, stored := held.Log()
+	return Input{
+		Request: d.Request, Seq: d.Seq, Log: log, Stored: stored,
+		Delivery: held.Deliveries(), Writer: held.Writer(), State: held.State(),
+		OpenResults: d.Results, Tail: held.Tail(), Schemas: d.Schemas,
+	}
+}
+
+// run runs the loop; a panic anywhere in it is reported, not fatal.
+func (lc *Lifecycle) run(ctx context.Context, d Delivery, held Held) (out Outcome, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			lc.Log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("the turn panicked; failing it")
+			panicked = true
+		}
+	}()
+	return lc.Loop.Run(ctx, d.input(held)), false
+}
+
+// interrupted decides what becomes of a delivery the loop (or its accept)
+// could not finish.
+func (lc *Lifecycle) interrupted(ctx context.Context, d Delivery, held Held, err error) Verdict {
+	switch {
+	case errors.Is(err, ErrFenced):
+		// Refused: another delivery took the lease, and this one stops
+		// and leaves the request to it. A fence can also move without a
+		// take (a stream's max age dropped this holder's marker): then
+		// the lease is still this one's, and a redelivery takes it anew.
+		if still, herr := held.Held(ctx); herr == nil && still {
+			return Verdict{Settle: SettleRetry, What: "fence_lost", Err: err}
+		}
+		return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
+	case errors.Is(err, wire.ErrRecordTooLarge):
+		// The same record would not fit on any redelivery either.
+		return lc.abort(ctx, d, held, ReasonTooLarge)
+	case errors.Is(context.Cause(ctx), ErrShutdown):
+		return Verdict{Settle: SettleHandBack, What: "shutdown", Err: err}
+	case held.Deliveries() >= lc.MaxDeliveries:
+		return lc.abort(ctx, d, held, ReasonExhausted)
+	}
+	return Verdict{Settle: SettleRetry, What: "interrupted", Err: err}
+}
+
+// abort ends the turn as failed with reason, under the lease.
+func (lc *Lifecycle) abort(ctx context.Context, d Delivery, held Held, reason string) Verdict {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	out := lc.Loop.Abort(wctx, d.input(held), reason)
+	if out.Err != nil {
+		if errors.Is(out.Err, ErrFenced) {
+			return Verdict{Settle: SettleLeave, What: "fenced", Err: out.Err}
+		}
+		lc.Log.Error().Err(out.Err).Str("reason", reason).Msg("the failed turn's end not stored")
+	}
+	lc.release(ctx, held)
+	return Verdict{Settle: SettleTerm, What: wire.EventTurnFailed, Reason: reason, Err: out.Err}
+}
+
+// release ends the holding. A lease left unreleased costs nothing but a
+// later take's extra read, so a failure is only logged.
+func (lc *Lifecycle) release(ctx context.Context, held Held) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if err := held.Release(wctx); err != nil {
+		lc.Log.Warn().Err(err).Msg("lease not released")
+	}
+}
+
+// writeTimeout bounds a write that must not be cut short by the turn's
+// own context.
+const writeTimeout = 10 * time.Second

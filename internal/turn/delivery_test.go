@@ -1,0 +1,347 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/turn"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// The lifecycle's tests run on in-memory fakes of its durable side; the
+// worker's tests run the same lifecycle on real NATS.
+
+// memState is an in-memory StateStore.
+type memState struct {
+	mu   sync.Mutex
+	kv   map[string][]byte
+	fail error // every Put fails with it when set
+}
+
+func (s *memState) Get(_ context.Context, key string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.kv[key]
+	return v, ok, nil
+}
+
+func (s *memState) Put(_ context.Context, key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.kv[key] = append([]byte(nil), value...)
+	return nil
+}
+
+// memWriter records what a turn writes; after failAfter appends, every
+// write fails with failWith.
+type memWriter struct {
+	mu        sync.Mutex
+	sess      *memSessions
+	chunks    []wire.Chunk
+	events    []wire.SessionEvent
+	failAfter int
+	failWith  error
+	appends   int
+}
+
+func (w *memWriter) err() error {
+	if w.failWith != nil && w.appends >= w.failAfter {
+		return w.failWith
+	}
+	return nil
+}
+
+func (w *memWriter) Codec() wire.Codec { return wire.JSON }
+func (w *memWriter) Chunk(c *wire.Chunk) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.chunks = append(w.chunks, *c)
+	return nil
+}
+func (w *memWriter) Event(ev *wire.SessionEvent) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.events = append(w.events, *ev)
+	return nil
+}
+func (w *memWriter) Flush(context.Context) error { return w.err() }
+func (w *memWriter) Append(_ context.Context, m *wire.Message) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.err(); err != nil {
+		return err
+	}
+	w.appends++
+	w.sess.mu.Lock()
+	defer w.sess.mu.Unlock()
+	m.Seq = uint64(len(w.sess.log) + 1)
+	w.sess.log = append(w.sess.log, *m)
+	return nil
+}
+func (w *memWriter) Dispatch(context.Context, *wire.ToolCall) error { return w.err() }
+func (w *memWriter) Terminal(_ context.Context, ev *wire.SessionEvent) error {
+	if err := w.err(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.events = append(w.events, *ev)
+	w.sess.mu.Lock()
+	w.sess.terminals[ev.TurnID]++
+	w.sess.mu.Unlock()
+	return nil
+}
+
+// memSessions is one session's durable side.
+type memSessions struct {
+	mu        sync.Mutex
+	state     *memState
+	log       []wire.Message
+	head      uint64
+	takes     map[string]int // deliveries per request
+	released  int
+	terminals map[string]int
+	// writer is the writer of the next take.
+	writer  *memWriter
+	held    bool // what Held reports
+	takeErr error
+}
+
+func newSessions() *memSessions {
+	s := &memSessions{state: &memState{kv: map[string][]byte{}}, takes: map[string]int{}, terminals: map[string]int{}, held: true}
+	s.writer = &memWriter{sess: s}
+	return s
+}
+
+func (s *memSessions) Head(context.Context, string) (uint64, error) { return s.head, nil }
+func (s *memSessions) Record(ctx context.Context, session, turnID string) ([]byte, bool, error) {
+	return s.state.Get(ctx, turn.RecordKey(session, turnID))
+}
+func (s *memSessions) Take(_ context.Context, session, turnID string, seq uint64, _ wire.Codec) (turn.Held, error) {
+	if s.takeErr != nil {
+		return nil, s.takeErr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := fmt.Sprintf("%s/%d", turnID, seq)
+	s.takes[key]++
+	return &memHeld{s: s, deliveries: s.takes[key], log: append([]wire.Message(nil), s.log...)}, nil
+}
+
+type memHeld struct {
+	s          *memSessions
+	deliveries int
+	log        []wire.Message
+}
+
+func (h *memHeld) Deliveries() int { return h.deliveries }
+func (h *memHeld) Log() ([]wire.Message, []time.Time) {
+	return h.log, make([]time.Time, len(h.log))
+}
+func (h *memHeld) Tail() turn.Tail                    { return turn.Tail{} }
+func (h *memHeld) Writer() turn.Writer                { return h.s.writer }
+func (h *memHeld) State() turn.StateStore             { return h.s.state }
+func (h *memHeld) Held(context.Context) (bool, error) { return h.s.held, nil }
+func (h *memHeld) Release(context.Context) error {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	h.s.released++
+	return nil
+}
+
+func lifecycle(t *testing.T, exec turn.Executor, s *memSessions) *turn.Lifecycle {
+	limits := config.BudgetValues{MaxIterations: 4, MaxToolCalls: 4, MaxRepeatedToolFailures: 2, WallClock: config.Duration(wait)}
+	return &turn.Lifecycle{
+		Loop: &turn.Loop{Exec: exec, Routes: routes{}, Budgets: config.Budgets{BudgetValues: limits, Ceiling: limits},
+			ToolTimeout: time.Second, Log: testLog(t)},
+		Sessions: s, MaxDeliveries: 3, Log: testLog(t),
+	}
+}
+
+func answer(text string) *script {
+	return &script{responses: []*assemble.Response{{Text: text, FinishReason: wire.FinishStop, Terminal: true}}}
+}
+
+func delivery(seq uint64) turn.Delivery {
+	return turn.Delivery{Codec: wire.JSON, Seq: seq, Request: &wire.TurnRequest{
+		SessionID: "s", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hi"}},
+	}}
+}
+
+func record(t *testing.T, s *memSessions) turn.Record {
+	t.Helper()
+	b, ok, _ := s.state.Get(context.Background(), turn.RecordKey("s", "t1"))
+	if !ok {
+		t.Fatal("the turn has no record")
+	}
+	var rec turn.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestLifecycleKinds: what a delivery is comes from the turn's record, not
+// from a delivery count.
+func TestLifecycleKinds(t *testing.T) {
+	ctx := context.Background()
+	s := newSessions()
+	s.head = 7
+	exec := answer("hello")
+	lc := lifecycle(t, exec, s)
+
+	// New: accepted (its record names the request), run, ended, released.
+	v := lc.Deliver(ctx, delivery(7))
+	if v.Settle != turn.SettleAck || v.What != wire.EventTurnCompleted {
+		t.Fatalf("first delivery = %+v; want ack, completed", v)
+	}
+	if rec := record(t, s); rec.Seq != 7 || rec.End == nil || rec.End.Type != wire.EventTurnCompleted {
+		t.Fatalf("record = %+v; want seq 7, ended completed", rec)
+	}
+	if s.released != 1 || exec.calls != 1 || s.terminals["t1"] != 1 {
+		t.Fatalf("released %d, provider calls %d, terminals %d; want 1 each", s.released, exec.calls, s.terminals["t1"])
+	}
+
+	// A redelivery of the ended request (a restarted server may number it
+	// 1 again): its terminal event again, deduplicated downstream; never
+	// run again.
+	v = lc.Deliver(ctx, delivery(7))
+	if v.Settle != turn.SettleAck || v.What != "ended" || exec.calls != 1 {
+		t.Fatalf("redelivery of an ended turn = %+v, provider calls %d; want ack, ended, 1", v, exec.calls)
+	}
+	if s.terminals["t1"] != 2 {
+		t.Fatalf("terminal events written = %d; want the republish", s.terminals["t1"])
+	}
+
+	// Another request with the same turn id: a resubmission, acked, with
+	// nothing written.
+	events := len(s.writer.events)
+	s.head = 9
+	v = lc.Deliver(ctx, delivery(9))
+	if v.Settle != turn.SettleAck || v.What != "duplicate" || len(s.writer.events) != events || exec.calls != 1 {
+		t.Fatalf("resubmission = %+v; want a silent ack", v)
+	}
+}
+
+// TestLifecycleResumesWhateverTheDeliveryCount: a delivery of an accepted,
+// unended turn resumes it, also when it looks like a first delivery.
+func TestLifecycleResumesWhateverTheDeliveryCount(t *testing.T) {
+	ctx := context.Background()
+	s := newSessions()
+	s.head = 4
+	exec := answer("resumed")
+	lc := lifecycle(t, exec, s)
+	// The first delivery died after writing the input: its record and the
+	// user message are stored.
+	if err := s.state.Put(ctx, turn.RecordKey("s", "t1"), []byte(`{"v":1,"seq":4}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.log = []wire.Message{{SessionID: "s", TurnID: "t1", Seq: 1, Role: wire.RoleUser, Content: "hi"}}
+	d := delivery(4)
+	d.Waits = 0
+	v := lc.Deliver(ctx, d)
+	if v.Settle != turn.SettleAck || v.What != wire.EventTurnCompleted {
+		t.Fatalf("Deliver() = %+v; want the turn resumed and completed", v)
+	}
+	if len(s.log) != 2 || s.log[1].Role != wire.RoleAssistant {
+		t.Fatalf("log = %+v; want the input once, then the answer", s.log)
+	}
+}
+
+// TestLifecycleOrder: a request waits while an earlier one of its session
+// is pending (handed back with a delay, writing and holding nothing), and
+// one no longer pending is left to whoever settled it.
+func TestLifecycleOrder(t *testing.T) {
+	ctx := context.Background()
+	s := newSessions()
+	exec := answer("x")
+	lc := lifecycle(t, exec, s)
+
+	s.head = 3
+	d := delivery(5)
+	d.Waits = 2
+	v := lc.Deliver(ctx, d)
+	if v.Settle != turn.SettleWait || v.Delay != turn.WaitDelay(2) {
+		t.Fatalf("behind an earlier request: %+v; want wait %v", v, turn.WaitDelay(2))
+	}
+	if len(s.takes) != 0 || len(s.writer.events) != 0 || exec.calls != 0 {
+		t.Fatal("a waiting delivery took the lease or wrote")
+	}
+	s.head = 0
+	if v := lc.Deliver(ctx, delivery(5)); v.Settle != turn.SettleLeave {
+		t.Fatalf("no longer pending: %+v; want leave", v)
+	}
+	if turn.WaitDelay(0) <= 0 || turn.WaitDelay(100) > 2*time.Second {
+		t.Errorf("WaitDelay bounds: %v, %v", turn.WaitDelay(0), turn.WaitDelay(100))
+	}
+}
+
+// TestLifecycleExhausted: past MaxDeliveries takes, the turn is failed
+// once, and the call its log left open gets an explicit result.
+func TestLifecycleExhausted(t *testing.T) {
+	ctx := context.Background()
+	s := newSessions()
+	s.head = 2
+	exec := answer("never")
+	lc := lifecycle(t, exec, s)
+	if err := s.state.Put(ctx, turn.RecordKey("s", "t1"), []byte(`{"v":1,"seq":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.log = []wire.Message{
+		{SessionID: "s", TurnID: "t1", Seq: 1, Role: wire.RoleUser, Content: "hi"},
+		{SessionID: "s", TurnID: "t1", Seq: 2, Role: wire.RoleAssistant, Step: 1, FinishReason: wire.FinishToolCalls,
+			ToolCalls: []wire.Call{{ID: "c1", Name: "tool", Arguments: "{}"}}},
+	}
+	s.takes["t1/2"] = 3 // three deliveries took the lease and died
+	v := lc.Deliver(ctx, delivery(2))
+	if v.Settle != turn.SettleTerm || v.Reason != turn.ReasonExhausted || exec.calls != 0 {
+		t.Fatalf("Deliver() = %+v (provider calls %d); want term, %s, no call", v, exec.calls, turn.ReasonExhausted)
+	}
+	last := s.log[len(s.log)-1]
+	if last.Role != wire.RoleTool || last.ToolCallID != "c1" || !last.IsError || !last.Synthesized {
+		t.Fatalf("last message = %+v; want a synthesized error result for c1", last)
+	}
+	if rec := record(t, s); rec.End == nil || rec.End.Type != wire.EventTurnFailed {
+		t.Fatalf("record = %+v; want ended failed", rec)
+	}
+}
+
+// TestLifecycleFenced: a delivery whose writes are refused because another
+// took the lease leaves the request untouched; one refused while its lease
+// is still its own (a marker aged out) hands it back to be taken anew.
+func TestLifecycleFenced(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		held bool
+		want turn.Settle
+	}{{false, turn.SettleLeave}, {true, turn.SettleRetry}} {
+		s := newSessions()
+		s.head = 1
+		s.held = tc.held
+		s.writer.failAfter, s.writer.failWith = 1, fmt.Errorf("refused: %w", turn.ErrFenced)
+		v := lifecycle(t, answer("x"), s).Deliver(ctx, delivery(1))
+		if v.Settle != tc.want || !errors.Is(v.Err, turn.ErrFenced) {
+			t.Errorf("held=%v: Deliver() = %+v; want settle %d", tc.held, v, tc.want)
+		}
+		if s.released != 0 {
+			t.Errorf("held=%v: a fenced delivery released the lease", tc.held)
+		}
+	}
+	// A take overtaken by another: leave.
+	s := newSessions()
+	s.head = 1
+	s.takeErr = fmt.Errorf("lost: %w", turn.ErrFenced)
+	if v := lifecycle(t, answer("x"), s).Deliver(ctx, delivery(1)); v.Settle != turn.SettleLeave {
+		t.Errorf("overtaken take: %+v; want leave", v)
+	}
+}
