@@ -52,6 +52,11 @@ type memWriter struct {
 	failAfter int
 	failWith  error
 	appends   int
+	// dispatchFails fails that many dispatches with a lost ack; each
+	// dispatch that is stored is answered on answers.
+	dispatchFails int
+	dispatches    int
+	answers       chan wire.ToolResult
 }
 
 func (w *memWriter) err() error {
@@ -88,7 +93,32 @@ func (w *memWriter) Append(_ context.Context, m *wire.Message) error {
 	w.sess.log = append(w.sess.log, *m)
 	return nil
 }
-func (w *memWriter) Dispatch(context.Context, *wire.ToolCall) error { return w.err() }
+func (w *memWriter) Dispatch(_ context.Context, c *wire.ToolCall) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dispatches++
+	if w.dispatchFails > 0 {
+		w.dispatchFails--
+		return errors.New("nats: timeout") // the ack was lost
+	}
+	if w.answers != nil {
+		w.answers <- wire.ToolResult{SessionID: c.SessionID, TurnID: c.TurnID, CallID: c.CallID, Content: "42"}
+	}
+	return w.err()
+}
+
+// chanResults follows the results a memWriter answers with.
+type chanResults chan wire.ToolResult
+
+func (c chanResults) Next(ctx context.Context) (wire.ToolResult, error) {
+	select {
+	case r := <-c:
+		return r, nil
+	case <-ctx.Done():
+		return wire.ToolResult{}, ctx.Err()
+	}
+}
+func (c chanResults) Stop() {}
 func (w *memWriter) Terminal(_ context.Context, ev *wire.SessionEvent) error {
 	if err := w.err(); err != nil {
 		return err
@@ -343,5 +373,32 @@ func TestLifecycleFenced(t *testing.T) {
 	s.takeErr = fmt.Errorf("lost: %w", turn.ErrFenced)
 	if v := lifecycle(t, answer("x"), s).Deliver(ctx, delivery(1)); v.Settle != turn.SettleLeave {
 		t.Errorf("overtaken take: %+v; want leave", v)
+	}
+}
+
+// TestDispatchRetried: a dispatch whose publish ack is lost is retried
+// (deduplicated by the call's identity downstream) instead of blocking the
+// turn until its wall clock.
+func TestDispatchRetried(t *testing.T) {
+	ctx := context.Background()
+	s := newSessions()
+	s.head = 1
+	s.writer.dispatchFails = 2
+	s.writer.answers = make(chan wire.ToolResult, 4)
+	lc := lifecycle(t, callThenAnswer("calc", `{}`), s)
+	d := delivery(1)
+	d.Request.Tools = []wire.Tool{{Name: "calc", Description: "d", Parameters: map[string]any{"type": "object"}}}
+	d.Results = func(context.Context, time.Time) (turn.Results, error) { return chanResults(s.writer.answers), nil }
+	v := lc.Deliver(ctx, d)
+	if v.Settle != turn.SettleAck || v.What != wire.EventTurnCompleted {
+		t.Fatalf("Deliver() = %+v; want completed", v)
+	}
+	if s.writer.dispatches != 3 {
+		t.Errorf("dispatches = %d; want 2 lost and 1 stored", s.writer.dispatches)
+	}
+	for _, m := range s.log {
+		if m.Role == wire.RoleTool && (m.IsError || m.Content != "42") {
+			t.Errorf("tool message %+v; want the tool's answer", m)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -106,7 +107,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 			SessionID: r.req.SessionID, TurnID: r.req.TurnID, Step: step,
 			CallID: c.ID, Name: c.Name, Arguments: r.arguments(c), Deadline: deadline,
 		}
-		if err := r.w.Dispatch(ctx, tc); err != nil {
+		if err := r.dispatch(ctx, tc, deadline); err != nil {
 			return err
 		}
 		names[c.ID] = c.Name
@@ -191,4 +192,37 @@ func (r *run) arguments(c wire.Call) string {
 		return f
 	}
 	return c.Arguments
+}
+
+// Dispatch bounds: a publish whose ack is lost (a leader election, a
+// reconnect) is retried, deduplicated by the call's identity, rather than
+// left to block the turn until its wall clock.
+const (
+	dispatchTryTimeout = 5 * time.Second
+	dispatchRetryDelay = 250 * time.Millisecond
+)
+
+// dispatch publishes a call, each try bounded by dispatchTryTimeout, until
+// it is stored, the tools' deadline passes or the turn's context ends. A
+// fenced or oversized dispatch is not retried.
+func (r *run) dispatch(ctx context.Context, tc *wire.ToolCall, deadline time.Time) error {
+	for delay := dispatchRetryDelay; ; delay = min(2*delay, 2*time.Second) {
+		tctx, cancel := context.WithTimeout(ctx, dispatchTryTimeout)
+		err := r.w.Dispatch(tctx, tc)
+		cancel()
+		if err == nil || errors.Is(err, ErrFenced) || errors.Is(err, wire.ErrRecordTooLarge) || ctx.Err() != nil {
+			return err
+		}
+		if !r.loop.now().Add(delay).Before(deadline) {
+			return fmt.Errorf("turn: dispatch %s: %w", tc.CallID, err)
+		}
+		r.log.Warn().Err(err).Str("call_id", tc.CallID).Msg("dispatch failed; retrying")
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
 }
