@@ -73,7 +73,7 @@ func TestTurnWithRoles(t *testing.T) {
 		t.Fatalf("jetstream.New() = %v", err)
 	}
 	run(func(ctx context.Context) error {
-		return toolworker.Serve(ctx, tjs, demotools.Handlers(), toolworker.WithLogger(log))
+		return toolworker.Serve(ctx, tjs, demotools.Handlers(), toolworker.WithIdempotent(demotools.Idempotent()...), toolworker.WithLogger(log))
 	})
 
 	// The auditor taps the session's events from the start.

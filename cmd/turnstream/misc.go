@@ -41,7 +41,7 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	log.Info().Msg("serving get_time and calculate")
-	return toolworker.Serve(ctx, js, demotools.Handlers(), toolworker.WithLogger(log), toolworker.WithPrefix(*prefix))
+	return toolworker.Serve(ctx, js, demotools.Handlers(), toolworker.WithIdempotent(demotools.Idempotent()...), toolworker.WithLogger(log), toolworker.WithPrefix(*prefix))
 }
 
 func runStreams(ctx context.Context, args []string, out io.Writer) error {

@@ -57,6 +57,13 @@ func Tools() []wire.Tool {
 // toolworker.Serve. get_time reads the system clock.
 func Handlers() map[string]toolworker.Handler { return handlers(time.Now) }
 
+// Idempotent names the demo tools whose calls may run again after their
+// tool worker died mid-call, for toolworker.WithIdempotent: both, since
+// neither has an effect beyond its answer (get_time reads the clock,
+// calculate computes). Serve them with
+// toolworker.WithIdempotent(demotools.Idempotent()...).
+func Idempotent() []string { return []string{GetTime, Calculate} }
+
 // handlers builds the handlers with an injected clock.
 func handlers(now func() time.Time) map[string]toolworker.Handler {
 	return map[string]toolworker.Handler{

@@ -147,3 +147,16 @@ func TestToolSchemas(t *testing.T) {
 		}
 	}
 }
+
+func TestIdempotentToolsHaveHandlers(t *testing.T) {
+	h := Handlers()
+	names := Idempotent()
+	if len(names) != len(h) {
+		t.Errorf("Idempotent() = %v; want every demo tool (%d)", names, len(h))
+	}
+	for _, name := range names {
+		if h[name] == nil {
+			t.Errorf("Idempotent() names %q, which has no handler", name)
+		}
+	}
+}

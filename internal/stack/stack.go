@@ -118,7 +118,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
 	s.goRun(&s.work, "demo tools", func() error {
-		return toolworker.Serve(workCtx, tjs, demotools.Handlers(), toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix))
+		return toolworker.Serve(workCtx, tjs, demotools.Handlers(), toolworker.WithIdempotent(demotools.Idempotent()...), toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix))
 	})
 	return s, nil
 }

@@ -85,6 +85,8 @@ func (r *run) resultMessage(step int, res wire.ToolResult) (*wire.Message, error
 	m := &wire.Message{
 		SessionID: r.req.SessionID, TurnID: r.req.TurnID, Time: r.loop.now(),
 		Step: step, Role: wire.RoleTool, ToolCallID: res.CallID, IsError: res.IsError,
+		// A repair the tool-worker SDK wrote ("tool outcome unknown").
+		Synthesized: res.Synthesized,
 	}
 	// A result a tool worker cut ends with a marker: redact what it shows,
 	// and mark that again with the size the tool worker counted.

@@ -1,14 +1,57 @@
 // Package toolworker is the SDK with which a tool author serves named tools
 // from any process: Serve binds one durable pull consumer per tool on the
-// TURN_TOOLS work queue, runs the author's Handler for each call within the
-// call's deadline, publishes its ToolResult on the session's result subject
-// in the call's encoding, and only then acks. A result carries the Nats-Msg-Id
-// "result:<session>:<turn>:<call_id>", so a redelivered call cannot store a
-// second result within the stream's duplicate window.
+// TURN_TOOLS work queue, claims each call in the TURN_CLAIMS bucket, runs
+// the author's Handler within the call's deadline, records the result in
+// the claim, publishes it as a ToolResult on the session's result subject
+// in the call's encoding, and only then acks. A result carries the
+// Nats-Msg-Id "result:<session>:<turn>:<call_id>", so a redelivered call
+// cannot store a second result within the stream's duplicate window.
+//
+// # Exactly-once tool effects
+//
+// A call is claimed before its handler runs, under the key
+// "<session>.<turn>.<base64url(call_id)>" (bus.ClaimKey). The claim is a
+// JSON record: its state (running or done), the Serve that holds it (a
+// process-unique owner id) with the delivery and attempt, the holder's
+// heartbeat interval, and once done the result (content, is_error,
+// content_truncated, content_bytes, synthesized). It only advances by
+// compare-and-set on its revision. While the handler runs, its tool worker
+// acks progress on the call and renews the claim (a new revision) every
+// heartbeat; a renewal that finds the claim taken over cancels the
+// handler's context, and that run never publishes. On completion the claim
+// is marked done with the result first, then the result is published, then
+// the call is acked; a result too large for the server's max payload is
+// cut (wire.FitContent) to what both the claim and the published result
+// can hold, so the two are identical.
+//
+// A later delivery of the call (a redelivery after a crash or a lost ack,
+// or the same call dispatched again) reads the claim:
+//   - done: it publishes the recorded result (deduplicated by the message
+//     id) and acks; the handler never runs again;
+//   - running: it keeps its delivery in progress and watches the claim's
+//     revision for 2.5 of the holder's heartbeat intervals. If it moves, the
+//     holder is alive: the delivery is handed back (after an AckWait) and
+//     left to it. If not, the holder died or is stopped: the delivery takes
+//     the claim over by compare-and-set, and runs the call again if its tool
+//     was declared idempotent (WithIdempotent); otherwise it does not run
+//     it, marks the claim done with the error result OutcomeUnknownContent,
+//     is_error and synthesized, publishes that and acks. A holder that wakes
+//     after a takeover finds its claim moved and publishes nothing.
+//
+// # Heartbeats and AckWait
+//
+// The tool consumers' AckWait is WithAckWait's (default 5s), not a fixed
+// 30s: heartbeats (progress acks and claim renewals) go out every third of
+// it, and at least four times before the call's deadline, so a dead tool
+// worker's call is redelivered about one AckWait later and answered within
+// about two, long before the turn worker's deadline for it.
 //
 // It owns the tool side of the wire contract: decoding and validating calls,
-// heartbeating long runs, bounding concurrency, recovering panics and
-// draining in-flight calls on shutdown. It must not create or change streams
-// (the turnstream workers own the topology; Serve waits for it), must not
-// write anything but results, and must never log tool arguments or results.
+// claiming them, heartbeating long runs, bounding concurrency, recovering
+// panics and draining in-flight calls on shutdown. It must not create or
+// change streams (the turnstream workers own the topology; Serve waits for
+// it; it creates or updates only the TURN_CLAIMS bucket, with the
+// topology's replicas, storage and results max age), must not write
+// anything but results and claims, and must never log tool arguments or
+// results.
 package toolworker

@@ -19,9 +19,12 @@ type Result struct {
 	IsError bool
 }
 
-// Handler runs one call of a tool. ctx carries the call's deadline (and is
-// cancelled when Serve's drain timeout expires); a Handler must return when
-// ctx is done. A returned error becomes an error result whose content is the
+// Handler runs one call of a tool. ctx carries the call's deadline, and is
+// cancelled when Serve's drain timeout expires or when another delivery of
+// the call took its claim over (this tool worker was stopped for longer
+// than the claim could wait; what this run returns is then dropped); a
+// Handler must return when ctx is done. A call runs at most once unless its
+// tool is declared idempotent (WithIdempotent). A returned error becomes an error result whose content is the
 // error's message; a panic becomes the error result "tool panicked".
 // zerolog.Ctx(ctx) is a logger enriched with the call's identifiers.
 type Handler func(ctx context.Context, call wire.ToolCall) (Result, error)

@@ -24,7 +24,19 @@ type options struct {
 	// drainTimeout bounds how long Serve waits for in-flight handlers after
 	// its context is done. Default 10s.
 	drainTimeout time.Duration
+	// ackWait is the AckWait of the tool consumers. Default DefaultAckWait.
+	ackWait time.Duration
+	// idempotent names the tools that may run again when their claimer
+	// died. Default: none.
+	idempotent map[string]bool
 }
+
+// DefaultAckWait is the AckWait of the tool consumers unless WithAckWait
+// sets another; MinAckWait is the smallest WithAckWait accepts.
+const (
+	DefaultAckWait = 5 * time.Second
+	MinAckWait     = time.Second
+)
 
 func defaultOptions() options {
 	return options{
@@ -32,6 +44,8 @@ func defaultOptions() options {
 		concurrency:  16,
 		logger:       zerolog.Nop(),
 		drainTimeout: 10 * time.Second,
+		ackWait:      DefaultAckWait,
+		idempotent:   map[string]bool{},
 	}
 }
 
@@ -83,6 +97,59 @@ func WithDrainTimeout(d time.Duration) Option {
 			return fmt.Errorf("%w: drain timeout must be positive, got %s", ErrInvalidOption, d)
 		}
 		o.drainTimeout = d
+		return nil
+	}
+}
+
+// WithAckWait sets the AckWait of the tools' durable consumers: how long
+// the server waits for word from a tool worker holding a call before it
+// redelivers the call. Default DefaultAckWait (5s); at least MinAckWait
+// (1s).
+//
+// While a call runs, its tool worker tells the server it is still working
+// on it (an in-progress ack) and renews its claim on the call every third
+// of the AckWait, and at least four times before the call's deadline (a
+// quarter of the time left when it starts, if that is shorter). A call
+// whose tool worker dies is thus redelivered about one AckWait later; the
+// next delivery then watches the claim for two and a half of the dead
+// worker's heartbeat intervals before it takes the claim over, so a dead
+// tool worker's call is answered (run again, or "tool outcome unknown")
+// within about two AckWaits, well before a turn's usual tool deadline,
+// while one slow renewal does not make a live one look dead. A
+// shorter AckWait answers sooner and costs more heartbeats; it need not
+// cover a call's whole run. Every tool worker of a tool should use the same
+// value: the consumer is shared, and the last one to bind sets it.
+func WithAckWait(d time.Duration) Option {
+	return func(o *options) error {
+		if d < MinAckWait {
+			return fmt.Errorf("%w: ack wait must be at least %s, got %s", ErrInvalidOption, MinAckWait, d)
+		}
+		o.ackWait = d
+		return nil
+	}
+}
+
+// WithIdempotent declares tools whose calls may run more than once with the
+// same effect as once (a lookup, a read, an upsert keyed by the call). A
+// call whose tool worker died while running it (or stopped long enough to
+// lose its claim) runs again on another tool worker if its tool is
+// idempotent; otherwise it is never run again, and the turn gets the
+// explicit error result OutcomeUnknownContent, flagged synthesized. A
+// redelivered call whose claimer finished is answered from the recorded
+// result either way. Default: no tool is idempotent. Each name must be a
+// tool Serve is given handlers for; WithIdempotent may be given more than
+// once, and the sets add up.
+func WithIdempotent(tools ...string) Option {
+	return func(o *options) error {
+		if len(tools) == 0 {
+			return fmt.Errorf("%w: WithIdempotent needs at least one tool name", ErrInvalidOption)
+		}
+		for _, name := range tools {
+			if !wire.ValidToolName(name) {
+				return fmt.Errorf("%w: idempotent tool name %q must be 1-64 characters of [A-Za-z0-9_-]", ErrInvalidOption, name)
+			}
+			o.idempotent[name] = true
+		}
 		return nil
 	}
 }

@@ -11,27 +11,36 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // Serve serves the tools of handlers, keyed by tool name, until ctx is done.
 //
-// For each tool it waits until the TURN_TOOLS stream exists (the turnstream
-// workers create it at start), creates or updates the tool's durable
-// consumer and fetches calls, at most WithConcurrency of them in flight.
-// Each valid call runs its Handler under the call's deadline; the result is
-// published on the session's result subject, in the call's encoding, with
-// the Nats-Msg-Id "result:<session>:<turn>:<call_id>", and the call is acked
-// only after the result is stored. Invalid calls, calls whose deadline has
-// passed and calls whose handler outran the deadline are terminated without
-// a result: the turn worker has written a timeout result for them.
+// For each tool it waits until the TURN_TOOLS and TURN_RESULTS streams
+// exist (the turnstream workers create them at start), creates or updates
+// the TURN_CLAIMS bucket and the tool's durable consumer (AckWait from
+// WithAckWait) and fetches calls, at most WithConcurrency of them in
+// flight. Each valid call is claimed in TURN_CLAIMS, then runs its Handler
+// under the call's deadline; its result is recorded in the claim, published
+// on the session's result subject, in the call's encoding, with the
+// Nats-Msg-Id "result:<session>:<turn>:<call_id>", and the call is acked
+// only after the result is stored. A redelivered call whose claim holds a
+// result is answered with it and never run again; one whose claimer died
+// runs again only for a tool named by WithIdempotent, and otherwise gets
+// the error result OutcomeUnknownContent, flagged synthesized. Invalid
+// calls, calls whose deadline has passed and calls whose handler outran the
+// deadline are terminated without a result: the turn worker has written a
+// timeout result for them.
 //
 // When ctx is done Serve stops fetching, lets in-flight handlers finish for
-// up to WithDrainTimeout, then cancels their contexts and hands their calls
-// back for redelivery, waits for them to return and returns nil. It returns
-// an error at once for invalid options or handlers, and after draining for a
-// fatal failure: a closed NATS connection, or a consumer the server rejects.
+// up to WithDrainTimeout, then cancels their contexts, waits for them to
+// return and returns nil. A call cut short this way may have taken effect:
+// an idempotent tool's call is handed back to run again; any other gets the
+// "tool outcome unknown" result. Serve returns an error at once for invalid
+// options or handlers, and after draining for a fatal failure: a closed
+// NATS connection, or a consumer the server rejects.
 func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Handler, opts ...Option) error {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -44,6 +53,11 @@ func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Hand
 	}
 	if err := checkHandlers(handlers); err != nil {
 		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.idempotent)) {
+		if handlers[name] == nil {
+			return fmt.Errorf("%w: idempotent tool %q has no handler", ErrInvalidOption, name)
+		}
 	}
 	if js == nil {
 		return errors.New("toolworker: nil JetStream")
@@ -79,15 +93,20 @@ func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Hand
 		fail(fmt.Errorf("toolworker: %w", nats.ErrConnectionClosed))
 	}
 
+	// owner names this Serve in the claims it writes.
+	owner := nuid.Next()
 	for _, name := range slices.Sorted(maps.Keys(handlers)) {
 		t := &tool{
-			name:     name,
-			handler:  handlers[name],
-			js:       js,
-			subjects: o.subjects,
-			log:      o.logger.With().Str("tool", name).Logger(),
-			slots:    make(chan struct{}, o.concurrency),
-			inflight: &inflight,
+			name:       name,
+			handler:    handlers[name],
+			idempotent: o.idempotent[name],
+			js:         js,
+			subjects:   o.subjects,
+			ackWait:    o.ackWait,
+			owner:      owner,
+			log:        o.logger.With().Str("tool", name).Logger(),
+			slots:      make(chan struct{}, o.concurrency),
+			inflight:   &inflight,
 		}
 		loops.Go(func() {
 			if err := t.serve(stopCtx, runCtx); err != nil {

@@ -190,40 +190,65 @@ func (e *env) toolConsumer(t *testing.T) *jetstream.ConsumerInfo {
 	}
 }
 
-// TestServeRedeliversAfterCrash stops a tool worker in the middle of a call:
-// the call goes back to the queue, the next tool worker answers it, and the
-// session holds exactly one result for it.
-func TestServeRedeliversAfterCrash(t *testing.T) {
-	e := newEnv(t, &bus.Topology{})
-	results := e.follow(t, "s1")
-	started := make(chan struct{})
-	var once sync.Once
-	first := e.serve(t, map[string]toolworker.Handler{
-		tool: func(ctx context.Context, _ wire.ToolCall) (toolworker.Result, error) {
-			once.Do(func() { close(started) })
-			<-ctx.Done() // cut short by the drain timeout
-			return toolworker.Result{Content: "partial"}, nil
-		},
-	}, toolworker.WithDrainTimeout(50*time.Millisecond))
+// TestServeDrainTimeoutCutsCallShort stops a tool worker in the middle of
+// a call: its drain timeout cancels the handler, so the call's outcome is
+// unknown. An idempotent tool's call goes back to the queue and the next
+// tool worker runs it; any other is answered "tool outcome unknown" and
+// never runs again. Either way the session holds exactly one result for it.
+func TestServeDrainTimeoutCutsCallShort(t *testing.T) {
+	for _, idempotent := range []bool{true, false} {
+		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
+			e := newEnv(t, &bus.Topology{})
+			results := e.follow(t, "s1")
+			var opts []toolworker.Option
+			if idempotent {
+				opts = append(opts, toolworker.WithIdempotent(tool))
+			}
+			started := make(chan struct{})
+			var once sync.Once
+			first := e.serve(t, map[string]toolworker.Handler{
+				tool: func(ctx context.Context, _ wire.ToolCall) (toolworker.Result, error) {
+					once.Do(func() { close(started) })
+					<-ctx.Done() // cut short by the drain timeout
+					return toolworker.Result{Content: "partial"}, nil
+				},
+			}, append(opts, toolworker.WithDrainTimeout(50*time.Millisecond))...)
 
-	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
-	await(t, started, "the first handler to start")
-	if err := first.stop(); err != nil {
-		t.Fatalf("first Serve() = %v; want nil", err)
-	}
+			e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
+			await(t, started, "the first handler to start")
+			if err := first.stop(); err != nil {
+				t.Fatalf("first Serve() = %v; want nil", err)
+			}
 
-	e.serve(t, map[string]toolworker.Handler{tool: ok("complete")})
-	m, got := results.next(t)
-	if got.CallID != "c1" || got.Content != "complete" {
-		t.Errorf("result = %+v; want call c1 answered by the second worker", got)
-	}
-	meta, err := m.Metadata()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.toolConsumer(t)
-	if n := e.storedResults(t, "s1"); n != 1 {
-		t.Errorf("stored results = %d (last seq %d); want 1", n, meta.Sequence.Stream)
+			var ran atomic.Int32
+			e.serve(t, map[string]toolworker.Handler{
+				tool: func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+					ran.Add(1)
+					return toolworker.Result{Content: "complete"}, nil
+				},
+			}, opts...)
+			m, got := results.next(t)
+			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: "complete"}
+			wantRuns := int32(1)
+			if !idempotent {
+				want.Content, want.IsError, want.Synthesized = toolworker.OutcomeUnknownContent, true, true
+				wantRuns = 0
+			}
+			if got != want {
+				t.Errorf("result = %+v; want %+v", got, want)
+			}
+			meta, err := m.Metadata()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.toolConsumer(t)
+			if n := e.storedResults(t, "s1"); n != 1 {
+				t.Errorf("stored results = %d (last seq %d); want 1", n, meta.Sequence.Stream)
+			}
+			if n := ran.Load(); n != wantRuns {
+				t.Errorf("second handler runs = %d; want %d", n, wantRuns)
+			}
+		})
 	}
 }
 
@@ -421,6 +446,11 @@ func TestServeTruncatesOversizedResult(t *testing.T) {
 			if len(body) < 100_000 {
 				t.Errorf("%d bytes shown; want as many as fit (hundreds of KB)", len(body))
 			}
+			// The claim records the result as it was published.
+			rec := e.claim(t, "s1", "t1", "c1")
+			if res, _ := rec["result"].(map[string]any); res["content"] != got.Content || res["content_truncated"] != true || res["content_bytes"] != float64(full) {
+				t.Errorf("claim result content_truncated %v, content_bytes %v, same content %v; want the published result", res["content_truncated"], res["content_bytes"], res["content"] == got.Content)
+			}
 		})
 	}
 }
@@ -456,6 +486,14 @@ func TestServeRejectsBadArguments(t *testing.T) {
 		{"empty prefix token", h, []toolworker.Option{toolworker.WithPrefix("a..b")}, toolworker.ErrInvalidOption},
 		{"wildcard prefix", h, []toolworker.Option{toolworker.WithPrefix("turn.>")}, toolworker.ErrInvalidOption},
 		{"nil option", h, []toolworker.Option{nil}, toolworker.ErrInvalidOption},
+		{"zero ack wait", h, []toolworker.Option{toolworker.WithAckWait(0)}, toolworker.ErrInvalidOption},
+		{"ack wait under a second", h, []toolworker.Option{toolworker.WithAckWait(999 * time.Millisecond)}, toolworker.ErrInvalidOption},
+		{"negative ack wait", h, []toolworker.Option{toolworker.WithAckWait(-time.Second)}, toolworker.ErrInvalidOption},
+		{"no idempotent tools", h, []toolworker.Option{toolworker.WithIdempotent()}, toolworker.ErrInvalidOption},
+		{"idempotent name with a dot", h, []toolworker.Option{toolworker.WithIdempotent("a.b")}, toolworker.ErrInvalidOption},
+		{"idempotent empty name", h, []toolworker.Option{toolworker.WithIdempotent("")}, toolworker.ErrInvalidOption},
+		{"idempotent tool without a handler", h, []toolworker.Option{toolworker.WithIdempotent(tool, "other")}, toolworker.ErrInvalidOption},
+		{"idempotent tool without a handler, second option", h, []toolworker.Option{toolworker.WithIdempotent(tool), toolworker.WithIdempotent("other")}, toolworker.ErrInvalidOption},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -470,5 +508,13 @@ func TestServeRejectsBadArguments(t *testing.T) {
 	}
 	if err := toolworker.Serve(t.Context(), nil, h); err == nil {
 		t.Error("Serve(nil JetStream) = nil; want an error")
+	}
+	// Valid options pass validation and reach the JetStream check.
+	valid := []toolworker.Option{
+		toolworker.WithAckWait(toolworker.MinAckWait), toolworker.WithAckWait(time.Hour),
+		toolworker.WithIdempotent(tool), toolworker.WithIdempotent(tool, tool),
+	}
+	if err := toolworker.Serve(t.Context(), nil, h, valid...); err == nil || errors.Is(err, toolworker.ErrInvalidOption) {
+		t.Errorf("Serve(nil JetStream, valid options) = %v; want the nil JetStream error", err)
 	}
 }

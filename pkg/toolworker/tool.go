@@ -20,17 +20,21 @@ const (
 	retryDelay = 500 * time.Millisecond
 	// fetchWait bounds one pull request.
 	fetchWait = 30 * time.Second
-	// defaultAckWait is assumed if the consumer reports none.
-	defaultAckWait = 30 * time.Second
 )
 
 // tool serves one tool: its consumer, its fetch loop and its calls.
 type tool struct {
-	name     string
-	handler  Handler
-	js       jetstream.JetStream
-	subjects wire.Subjects
-	log      zerolog.Logger
+	name    string
+	handler Handler
+	// idempotent: a call whose claimer died may run again.
+	idempotent bool
+	js         jetstream.JetStream
+	subjects   wire.Subjects
+	// ackWait is the AckWait the tool's consumer is created with.
+	ackWait time.Duration
+	// owner names this Serve in its claims.
+	owner string
+	log   zerolog.Logger
 	// slots holds one token per call in flight (or reserved by a fetch).
 	slots chan struct{}
 	// inflight is Serve's group of call goroutines.
@@ -42,20 +46,16 @@ type tool struct {
 // error only when retrying cannot help.
 func (t *tool) serve(ctx, runCtx context.Context) error {
 	for {
-		cons, err := t.bind(ctx)
+		b, err := t.bind(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		ackWait := cons.CachedInfo().Config.AckWait
-		if ackWait <= 0 {
-			ackWait = defaultAckWait
-		}
-		t.log.Info().Dur("ack_wait", ackWait).Int("concurrency", cap(t.slots)).Msg("serving tool")
+		t.log.Info().Dur("ack_wait", b.ackWait).Int("concurrency", cap(t.slots)).Bool("idempotent", t.idempotent).Msg("serving tool")
 
-		err = t.consume(ctx, runCtx, cons, max(ackWait/3, time.Millisecond))
+		err = t.consume(ctx, runCtx, b)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -69,64 +69,108 @@ func (t *tool) serve(ctx, runCtx context.Context) error {
 	}
 }
 
-// bind waits for the TURN_TOOLS stream and creates or updates the tool's
-// durable consumer, retrying every retryDelay until ctx is done.
-func (t *tool) bind(ctx context.Context) (jetstream.Consumer, error) {
-	topo := bus.Topology{Subjects: t.subjects}
+// binding is what the calls fetched from one bound consumer are handled
+// with.
+type binding struct {
+	cons jetstream.Consumer
+	// claims is the TURN_CLAIMS bucket.
+	claims jetstream.KeyValue
+	// ackWait is the consumer's, as the server reported it when binding:
+	// heartbeats are paced by it.
+	ackWait time.Duration
+}
+
+// bind waits for the TURN_TOOLS and TURN_RESULTS streams, creates or
+// updates the TURN_CLAIMS bucket and the tool's durable consumer, retrying
+// every retryDelay until ctx is done.
+func (t *tool) bind(ctx context.Context) (binding, error) {
 	missed := false
 	for {
-		_, err := t.js.Stream(ctx, wire.StreamTools)
+		b, err := t.bindOnce(ctx)
 		if err == nil {
-			var cons jetstream.Consumer
-			if cons, err = topo.EnsureToolConsumer(ctx, t.js, t.name); err == nil {
-				if missed {
-					t.log.Info().Msg("tool consumer bound")
-				}
-				return cons, nil
+			if missed {
+				t.log.Info().Msg("tool consumer bound")
 			}
+			return b, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return binding{}, ctx.Err()
 		}
 		if isFatal(t.js, err) {
-			return nil, fmt.Errorf("toolworker: tool %s: %w", t.name, err)
+			return binding{}, fmt.Errorf("toolworker: tool %s: %w", t.name, err)
 		}
 		ev := t.log.Debug()
 		if !missed {
 			ev = t.log.Warn()
 		}
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			ev.Str("stream", wire.StreamTools).Msg("waiting for the tool stream; the turnstream workers create it")
+			ev.Str("stream", wire.StreamTools).Str("results_stream", wire.StreamResults).Msg("waiting for the tool stream; the turnstream workers create it")
 		} else {
 			ev.Err(err).Msg("binding the tool consumer failed; retrying")
 		}
 		missed = true
 		if !sleep(ctx, retryDelay) {
-			return nil, ctx.Err()
+			return binding{}, ctx.Err()
 		}
 	}
+}
+
+// bindOnce makes one attempt at what bind does. The claims bucket takes
+// the topology the turnstream workers created the streams with (their
+// replicas and storage, and the results' max age), so that creating or
+// updating it here agrees with bus.Topology.Ensure.
+func (t *tool) bindOnce(ctx context.Context) (binding, error) {
+	tools, err := t.js.Stream(ctx, wire.StreamTools)
+	if err != nil {
+		return binding{}, err
+	}
+	results, err := t.js.Stream(ctx, wire.StreamResults)
+	if err != nil {
+		return binding{}, err
+	}
+	cfg := tools.CachedInfo().Config
+	topo := bus.Topology{
+		Subjects:     t.subjects,
+		Replicas:     cfg.Replicas,
+		Storage:      cfg.Storage,
+		ResultMaxAge: results.CachedInfo().Config.MaxAge,
+		AckWait:      t.ackWait,
+	}
+	kv, err := t.js.CreateOrUpdateKeyValue(ctx, topo.ClaimsConfig())
+	if err != nil {
+		return binding{}, fmt.Errorf("bucket %s: %w", bus.ClaimsBucket, err)
+	}
+	cons, err := topo.EnsureToolConsumer(ctx, t.js, t.name)
+	if err != nil {
+		return binding{}, err
+	}
+	ackWait := cons.CachedInfo().Config.AckWait
+	if ackWait <= 0 {
+		ackWait = t.ackWait
+	}
+	return binding{cons: cons, claims: kv, ackWait: ackWait}, nil
 }
 
 // consume fetches calls in batches sized to the free slots, so no call
 // waits in a client buffer while its ack timer runs, and hands each to a
 // goroutine in t.inflight. It returns ctx's error when ctx is done, or the
 // failure of a fetch.
-func (t *tool) consume(ctx, runCtx context.Context, cons jetstream.Consumer, heartbeat time.Duration) error {
+func (t *tool) consume(ctx, runCtx context.Context, b binding) error {
 	for {
 		n, err := t.acquire(ctx)
 		if err != nil {
 			return err
 		}
-		if err := t.fetch(ctx, runCtx, cons, n, heartbeat); err != nil {
+		if err := t.fetch(ctx, runCtx, b, n); err != nil {
 			return err
 		}
 	}
 }
 
-func (t *tool) fetch(ctx, runCtx context.Context, cons jetstream.Consumer, n int, heartbeat time.Duration) error {
+func (t *tool) fetch(ctx, runCtx context.Context, b binding, n int) error {
 	fctx, cancel := context.WithTimeout(ctx, fetchWait)
 	defer cancel()
-	batch, err := cons.Fetch(n, jetstream.FetchContext(fctx))
+	batch, err := b.cons.Fetch(n, jetstream.FetchContext(fctx))
 	if err != nil {
 		t.release(n)
 		if ctx.Err() != nil {
@@ -147,7 +191,7 @@ func (t *tool) fetch(ctx, runCtx context.Context, cons jetstream.Consumer, n int
 		}
 		t.inflight.Go(func() {
 			defer t.release(1)
-			t.handle(runCtx, m, heartbeat)
+			t.handle(runCtx, m, b)
 		})
 	}
 	t.release(n - used)

@@ -186,6 +186,10 @@ func examples() []example {
 		{"tool result error", schemas.ToolResult, &wire.ToolResult{
 			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_1", Content: "unknown city", IsError: true,
 		}},
+		{"tool result synthesized", schemas.ToolResult, &wire.ToolResult{
+			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_2", IsError: true, Synthesized: true,
+			Content: "error: tool outcome unknown: the tool worker running this call stopped before it reported a result; the call may or may not have taken effect",
+		}},
 		{"event turn accepted", schemas.SessionEvent, &wire.SessionEvent{
 			Type: wire.EventTurnAccepted, SessionID: "s1", TurnID: "t1", Time: t0,
 			Payload: map[string]any{"input_messages": 2, "tools": 1, "route": "default", "redelivered": false},

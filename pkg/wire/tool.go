@@ -31,4 +31,8 @@ type ToolResult struct {
 	// result.
 	ContentTruncated bool `json:"content_truncated,omitempty"`
 	ContentBytes     int  `json:"content_bytes,omitempty"`
+	// Synthesized is set only by the tool-worker SDK (pkg/toolworker) for
+	// an explicit repair, such as "tool outcome unknown" for a call whose
+	// tool worker died while running it; never for real tool output.
+	Synthesized bool `json:"synthesized,omitempty"`
 }
