@@ -38,6 +38,12 @@ var commands = []command{
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first signal starts a graceful drain; from then on the
+		// signals are no longer caught, so a second one exits at once.
+		<-ctx.Done()
+		stop()
+	}()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)

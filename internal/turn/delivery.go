@@ -173,6 +173,7 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		}
 		return Verdict{Settle: SettleRetry, What: "lease_unavailable", Err: err}
 	}
+	lc.Loop.probe(ProbeLeased)
 	if held.Deliveries() > lc.MaxDeliveries {
 		// Every delivery so far died without ending the turn: end it, so
 		// it neither loops forever nor blocks its session.

@@ -58,6 +58,9 @@ type Loop struct {
 	// Now defaults to time.Now.
 	Now func() time.Time
 	Log zerolog.Logger
+	// Probe, when set, is called at each probe point a delivery passes
+	// (ProbePoints): crash tests stop the process there. nil in production.
+	Probe func(point string)
 }
 
 // HistoryOptions tune prompt assembly.
@@ -327,6 +330,7 @@ func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Ou
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	ev := r.event(status, 0, 0, p)
+	r.loop.probe(ProbeBeforeEnding)
 	// The end is recorded first: whatever happens after, the turn is over.
 	rec := Record{V: 1, Seq: r.seq, End: &EndRecord{V: history.ReplayVersion, Type: status, Payload: p}}
 	if err := r.put(wctx, RecordKey(r.req.SessionID, r.req.TurnID), rec); err != nil {

@@ -33,6 +33,9 @@ func (o *stepObserver) Frame(attempt int, target provider.Target, f provider.Fra
 		o.attempt, o.seq = attempt, 0
 	}
 	o.seq++
+	if o.seq == 3 {
+		o.r.loop.probe(ProbeStreaming)
+	}
 	err := o.r.w.Chunk(&wire.Chunk{
 		SessionID: o.r.req.SessionID, TurnID: o.r.req.TurnID,
 		Step: o.step, Attempt: attempt, Seq: o.seq,

@@ -203,6 +203,7 @@ func (r *run) persist(ctx context.Context, step int, obs *stepObserver, res *pro
 		return r.interrupted(ctx, err), true
 	}
 	obs.settle(wire.MarkerCompleted) // the attempt counts: its message is on the log
+	r.loop.probe(ProbeAssistant)
 	return Outcome{}, false
 }
 

@@ -110,6 +110,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		if err := r.dispatch(ctx, tc, deadline); err != nil {
 			return err
 		}
+		r.loop.probe(ProbeDispatched)
 		names[c.ID] = c.Name
 		sent[c.ID] = r.loop.now()
 		r.emit(wire.EventToolDispatched, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "deadline_ms": ms(timeout)})
@@ -122,6 +123,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	r.loop.probe(ProbeAwaiting)
 	for waiting := len(calls); waiting > 0; {
 		res, err := follower.Next(waitCtx)
 		if err != nil {
@@ -140,6 +142,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 			}
 			continue
 		}
+		r.loop.probe(ProbeResult)
 		m, err := r.resultMessage(step, res)
 		if err != nil {
 			return err

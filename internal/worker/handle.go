@@ -40,6 +40,9 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 		return
 	}
 	log := w.log.With().Uint64("stream_seq", meta.Sequence.Stream).Uint64("delivery", meta.NumDelivered).Logger()
+	if w.loop.Probe != nil {
+		w.loop.Probe(turn.ProbeFetched)
+	}
 
 	// Decoding and validation run under the heartbeat too: a slow one is
 	// not redelivered to a second worker meanwhile.

@@ -35,6 +35,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Clock drives provider retries. Default: the wall clock.
 	Clock provider.Clock
+	// Probe, when set, is called at each of the turn.ProbePoints a
+	// delivery passes: crash tests stop the process there.
+	Probe func(point string)
 }
 
 // Worker runs turns pulled from the submit stream.
@@ -128,7 +131,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 			MaxBytes:        cfg.Limits.ToolResult.MaxBytes,
 			KeepCredentials: !cfg.Limits.ToolResult.Redacts(),
 		},
-		Log: o.Log,
+		Log:   o.Log,
+		Probe: o.Probe,
 	}
 	w.turns = &turn.Lifecycle{
 		Loop:          w.loop,
