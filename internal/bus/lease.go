@@ -313,3 +313,27 @@ func (l *Lease) Turn(codec wire.Codec, log *Log) *TurnWriter {
 	w.lease = l
 	return w
 }
+
+// WatchLeases calls wake with the session of every lease update (a take or
+// a release) until ctx ends or the watch fails. Nothing is read but the
+// keys.
+func (s *State) WatchLeases(ctx context.Context, wake func(session string)) error {
+	w, err := s.kv.WatchFiltered(ctx, []string{LeaseKey("*")}, jetstream.UpdatesOnly(), jetstream.MetaOnly())
+	if err != nil {
+		return fmt.Errorf("bus: watch leases: %w", err)
+	}
+	defer w.Stop() //nolint:errcheck // stopping a watch that ends
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("bus: lease watch ended")
+			}
+			if e != nil {
+				wake(strings.TrimSuffix(e.Key(), ".=lease"))
+			}
+		}
+	}
+}

@@ -101,6 +101,19 @@ type Verdict struct {
 	// Reason is the turn's failure reason, if it failed.
 	Reason string
 	Err    error
+	// release ends the lease holding, after the worker settled the
+	// delivery (Finish).
+	release func(context.Context)
+}
+
+// Finish ends what the delivery still holds: once the request is acked
+// (or terminated), the lease is released, so a turn of the session waiting
+// for it finds itself first when the release wakes it. A worker that dies
+// before Finish leaves the lease to the next take, which needs no release.
+func (v Verdict) Finish(ctx context.Context) {
+	if v.release != nil {
+		v.release(ctx)
+	}
 }
 
 // Lifecycle runs deliveries of turn requests: one home for deciding what a
@@ -191,8 +204,7 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		// again. The turn fails, and its session's next turn runs.
 		return lc.abort(ctx, d, held, ReasonInternal)
 	case out.Err == nil:
-		lc.release(ctx, held)
-		return Verdict{Settle: SettleAck, What: out.Status, Reason: out.Reason}
+		return Verdict{Settle: SettleAck, What: out.Status, Reason: out.Reason, release: lc.releaser(held)}
 	}
 	return lc.interrupted(ctx, d, held, out.Err)
 }
@@ -232,8 +244,7 @@ func (lc *Lifecycle) ended(ctx context.Context, d Delivery, end *EndRecord) Verd
 		}
 		return Verdict{Settle: SettleRetry, What: "terminal_not_stored", Err: err}
 	}
-	lc.release(ctx, held)
-	return Verdict{Settle: SettleAck, What: "ended"}
+	return Verdict{Settle: SettleAck, What: "ended", release: lc.releaser(held)}
 }
 
 // order keeps a session's turns in submission order, never overlapping: a
@@ -328,17 +339,18 @@ func (lc *Lifecycle) abort(ctx context.Context, d Delivery, held Held, reason st
 		}
 		lc.Log.Error().Err(out.Err).Str("reason", reason).Msg("the failed turn's end not stored")
 	}
-	lc.release(ctx, held)
-	return Verdict{Settle: SettleTerm, What: wire.EventTurnFailed, Reason: reason, Err: out.Err}
+	return Verdict{Settle: SettleTerm, What: wire.EventTurnFailed, Reason: reason, Err: out.Err, release: lc.releaser(held)}
 }
 
-// release ends the holding. A lease left unreleased costs nothing but a
+// releaser ends the holding. A lease left unreleased costs nothing but a
 // later take's extra read, so a failure is only logged.
-func (lc *Lifecycle) release(ctx context.Context, held Held) {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
-	defer cancel()
-	if err := held.Release(wctx); err != nil {
-		lc.Log.Warn().Err(err).Msg("lease not released")
+func (lc *Lifecycle) releaser(held Held) func(context.Context) {
+	return func(ctx context.Context) {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		defer cancel()
+		if err := held.Release(wctx); err != nil {
+			lc.Log.Warn().Err(err).Msg("lease not released")
+		}
 	}
 }
 

@@ -232,6 +232,7 @@ func TestLifecycleKinds(t *testing.T) {
 
 	// New: accepted (its record names the request), run, ended, released.
 	v := lc.Deliver(ctx, delivery(7))
+	v.Finish(ctx)
 	if v.Settle != turn.SettleAck || v.What != wire.EventTurnCompleted {
 		t.Fatalf("first delivery = %+v; want ack, completed", v)
 	}

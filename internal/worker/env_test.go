@@ -27,7 +27,7 @@ const wait = 30 * time.Second
 // env is one test's real parts: an embedded JetStream server, a mock
 // provider behind real HTTP, and the workers and tool workers it starts.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *natstest.Server
 	nc   *nats.Conn
 	js   jetstream.JetStream
@@ -36,7 +36,7 @@ type env struct {
 	cfg  *config.Config
 }
 
-func newEnv(t *testing.T, script mockllm.Script) *env {
+func newEnv(t testing.TB, script mockllm.Script) *env {
 	t.Helper()
 	srv := natstest.Start(t)
 	nc, js := srv.JetStream()
@@ -48,11 +48,11 @@ func newEnv(t *testing.T, script mockllm.Script) *env {
 	return &env{t: t, srv: srv, nc: nc, js: js, mock: mock, http: hs, cfg: cfg}
 }
 
-func testLog(t *testing.T) zerolog.Logger {
+func testLog(t testing.TB) zerolog.Logger {
 	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)
 }
 
-func ctxFor(t *testing.T) context.Context {
+func ctxFor(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	t.Cleanup(cancel)
 	return ctx
@@ -66,7 +66,7 @@ type running struct {
 }
 
 // stop stops the worker and waits for its drain. It is idempotent.
-func (r *running) stop(t *testing.T) {
+func (r *running) stop(t testing.TB) {
 	t.Helper()
 	r.once.Do(func() {
 		r.cancel()
@@ -146,7 +146,7 @@ func tool(name string) wire.Tool {
 }
 
 // records reads every record stored on subject of stream, decoded into T.
-func records[T any](t *testing.T, js jetstream.JetStream, stream, subject string) ([]T, []jetstream.Msg) {
+func records[T any](t testing.TB, js jetstream.JetStream, stream, subject string) ([]T, []jetstream.Msg) {
 	t.Helper()
 	ctx := ctxFor(t)
 	s, err := js.Stream(ctx, stream)
@@ -191,7 +191,7 @@ func records[T any](t *testing.T, js jetstream.JetStream, stream, subject string
 }
 
 // waitTerminal reads the session's events until one ends turn.
-func waitTerminal(t *testing.T, js jetstream.JetStream, session, turn string) wire.SessionEvent {
+func waitTerminal(t testing.TB, js jetstream.JetStream, session, turn string) wire.SessionEvent {
 	t.Helper()
 	ctx := ctxFor(t)
 	s, err := js.Stream(ctx, wire.StreamEvents)

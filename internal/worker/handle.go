@@ -32,7 +32,7 @@ type delivery interface {
 // delivery is and what becomes of its turn is the lifecycle's
 // (turn.Lifecycle); the worker decodes it, keeps it alive with heartbeats
 // and makes the one ack decision.
-func (w *Worker) handle(ctx context.Context, msg delivery) {
+func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		w.log.Error().Err(err).Msg("delivery without metadata; terminating it")
@@ -66,13 +66,31 @@ func (w *Worker) handle(ctx context.Context, msg delivery) {
 	defer cancel(nil)
 	defer w.cancels.add(session, req.TurnID, cancel)()
 
-	v := w.turns.Deliver(turnCtx, turn.Delivery{
+	d := turn.Delivery{
 		Request: req, Codec: codec, Seq: meta.Sequence.Stream,
 		// Only spaces the waits: the delivery count is a hint, never the
 		// delivery's identity (a restarted server may reset it).
 		Waits:   int(meta.NumDelivered) - 1,
 		Schemas: schemas, Results: w.openResults(session),
-	})
+	}
+	// Registered before the first look at the session's order, so the
+	// release of the turn it waits for cannot slip past unseen.
+	p, canPark := w.parking.add(session)
+	if canPark {
+		defer w.parking.remove(p)
+	}
+	v := w.turns.Deliver(turnCtx, d)
+	for v.Settle == turn.SettleWait && canPark {
+		s.release()
+		if !p.wait(w.stopping) || !s.acquire(ctx) {
+			log.Info().Msg("shutting down; handing a waiting turn back")
+			w.settle(msg, log, nakSoon)
+			return
+		}
+		d.Waits++
+		v = w.turns.Deliver(turnCtx, d)
+	}
+	defer v.Finish(ctx) // after the one ack decision below
 	ev := log.Info()
 	if v.Err != nil {
 		ev = log.Warn().Err(v.Err)

@@ -79,3 +79,57 @@ func TestNATSRestartWhileATurnRuns(t *testing.T) {
 		t.Errorf("the tool ran %d times; want 1", n)
 	}
 }
+
+// TestSessionOrderWithoutHeldSlots: a session's turns submitted together
+// run one after another in submission order, and the turns waiting for
+// their session's earlier turn hold no slot: with two slots, one running
+// turn and two waiting behind it, another session's turn still runs.
+func TestSessionOrderWithoutHeldSlots(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	e.cfg.Worker.Concurrency = 2
+	e.startWorker()
+	release := make(chan struct{})
+	e.serveTools(map[string]toolworker.Handler{"block": func(ctx context.Context, call wire.ToolCall) (toolworker.Result, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return toolworker.Result{Content: "released"}, nil
+	}})
+	ctx := ctxFor(t)
+	submit := func(session, turn, tools string) {
+		t.Helper()
+		req := `{"session_id":"` + session + `","turn_id":"` + turn + `","input":[{"role":"user","content":"go"}]` + tools + `}`
+		if _, err := e.js.Publish(ctx, "turn.submit."+session, []byte(req)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocking := `,"tools":[{"name":"block","description":"d","parameters":{"type":"object"}}]`
+	submit("busy", "t1", blocking) // runs, and blocks in its tool
+	submit("busy", "t2", "")       // waits for t1
+	submit("busy", "t3", "")       // waits for t2
+	eventually(t, "the first turn waits on its tool", func() bool {
+		evs, _ := records[wire.SessionEvent](t, e.js, wire.StreamEvents, wire.Subjects{}.Event("busy"))
+		return countTypes(evs)[wire.EventToolDispatched] > 0
+	})
+	submit("other", "t1", "")
+	if got := waitTerminal(t, e.js, "other", "t1"); got.Type != wire.EventTurnCompleted {
+		t.Fatalf("the other session's turn ended %s; want completed", got.Type)
+	}
+	close(release)
+	for _, turn := range []string{"t1", "t2", "t3"} {
+		if got := waitTerminal(t, e.js, "busy", turn); got.Type != wire.EventTurnCompleted {
+			t.Fatalf("busy/%s ended %s; want completed", turn, got.Type)
+		}
+	}
+	msgs, _ := records[wire.Message](t, e.js, wire.StreamMessages, wire.Subjects{}.Message("busy"))
+	var order []string
+	for _, m := range msgs {
+		if len(order) == 0 || order[len(order)-1] != m.TurnID {
+			order = append(order, m.TurnID)
+		}
+	}
+	if len(order) != 3 || order[0] != "t1" || order[1] != "t2" || order[2] != "t3" {
+		t.Errorf("the session log's turns ran as %v; want [t1 t2 t3], one after another", order)
+	}
+}

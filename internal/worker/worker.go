@@ -60,9 +60,13 @@ type Worker struct {
 	decodeSlots chan struct{}
 	// decodeGate lets a suspect request decode alone (see intake).
 	decodeGate sync.RWMutex
-	// instance names this worker process in intake guards.
+	// instance names this worker process in intake guards and leases.
 	instance string
 	inflight sync.WaitGroup
+	parking  *parking
+	// stopping is closed when Run stops fetching: parked deliveries are
+	// handed back at once.
+	stopping chan struct{}
 }
 
 // New validates options and connects the worker's parts; it creates the
@@ -114,6 +118,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		subjects: subjects, topology: topo, bus: b, state: state,
 		decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
 		instance:    nuid.Next(),
+		parking:     newParking(maxParkedPerSlot * cfg.Worker.Concurrency),
+		stopping:    make(chan struct{}),
 	}
 	w.loop = &turn.Loop{
 		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock, Limits: provider.Limits(cfg.Limits.Response)},
@@ -162,6 +168,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	turnCtx, stopTurns := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopTurns(nil)
 
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	w.inflight.Go(func() { w.watchLeases(watchCtx) })
+
 	slots := make(chan struct{}, w.cfg.Worker.Concurrency)
 	w.log.Info().Int("concurrency", cap(slots)).Msg("worker started")
 	for ctx.Err() == nil {
@@ -200,8 +210,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.inflight.Add(1)
 			go func() {
 				defer w.inflight.Done()
-				defer func() { <-slots }()
-				w.handle(turnCtx, msg)
+				s := &slot{ch: slots, held: true}
+				defer s.release()
+				w.handle(turnCtx, msg, s)
 			}()
 		}
 		cancelFetch()
@@ -212,7 +223,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.log.Warn().Err(err).Msg("fetch ended with error")
 		}
 	}
-	w.log.Info().Msg("worker draining")
+	close(w.stopping)
+	w.log.Info().Dur("drain_timeout", w.cfg.Worker.DrainTimeout.D()).Msg("worker draining (a second signal exits at once)")
 	done := make(chan struct{})
 	go func() { w.inflight.Wait(); close(done) }()
 	select {
