@@ -14,6 +14,7 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -51,6 +52,10 @@ func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	log, err := f.logger()
+	if err != nil {
+		return err
+	}
 	cfg := &config.Config{}
 	if *cfgPath != "" {
 		var err error
@@ -69,11 +74,8 @@ func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	topo := bus.Topology{
-		Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix}, Replicas: cfg.NATS.Replicas,
-		AckWait: cfg.Worker.AckWait.D(), MaxDeliver: cfg.Worker.MaxDeliver,
-	}
-	if err := topo.Ensure(ctx, js); err != nil {
+	topo, err := worker.EnsureTopology(ctx, js, cfg, log)
+	if err != nil {
 		return err
 	}
 	for _, s := range topo.Streams() {

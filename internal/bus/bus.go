@@ -21,6 +21,9 @@ type Bus struct {
 	results  jetstream.Stream
 	submit   jetstream.Stream
 	chunks   jetstream.Stream
+	// replicated tells, per fenced kind, whether its stream has more
+	// than one replica (TurnWriter.fencedAsync).
+	replicated map[string]bool
 }
 
 // New binds to the streams of an ensured topology.
@@ -41,7 +44,15 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 	if err != nil {
 		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamChunks, err)
 	}
-	return &Bus{js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks}, nil
+	events, err := js.Stream(ctx, wire.StreamEvents)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamEvents, err)
+	}
+	replicated := map[string]bool{
+		"chunk": chunks.CachedInfo().Config.Replicas > 1,
+		"event": events.CachedInfo().Config.Replicas > 1,
+	}
+	return &Bus{js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated}, nil
 }
 
 // Subjects returns the subject names the bus uses.

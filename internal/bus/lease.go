@@ -311,6 +311,12 @@ func (f *FencedState) Put(ctx context.Context, key string, value []byte) error {
 func (l *Lease) Turn(codec wire.Codec, log *Log) *TurnWriter {
 	w := l.bus.Turn(l.session, l.rec.Turn, codec, log)
 	w.lease = l
+	w.serial = map[string]*serialSlot{}
+	for kind, replicated := range l.bus.replicated {
+		if replicated {
+			w.serial[kind] = &serialSlot{}
+		}
+	}
 	return w
 }
 

@@ -89,6 +89,7 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardOld,
 			Duplicates:  t.DuplicateWindow,
 			AllowDirect: true,
+			// Lease fence markers roll up: one per session (lease.go).
 			AllowRollup: true,
 		}
 	}
@@ -96,15 +97,28 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 	submit.Retention = jetstream.WorkQueuePolicy
 	submit.Discard = jetstream.DiscardNew
 
+	// The three followed streams republish every record they store on the
+	// live subjects (the follow contract: pkg/client subscribes there and
+	// fills gaps with direct gets). The sources match the records' exact
+	// shapes, so fence markers (<kind>.=fence.<session>) of messages and
+	// events are not republished; a chunk fence marker is, on
+	// live.chunk.=fence.<session>, which no follower of a session's turn
+	// subscribes to ("=" is never in a token).
 	chunks := base(wire.StreamChunks, "chunk", "raw and normalized provider chunks")
 	chunks.MaxAge = t.ChunkMaxAge
 	chunks.Duplicates = time.Second // chunks carry no message ids
+	chunks.RePublish = &jetstream.RePublish{
+		Source:      s.Chunk("*", "*"),
+		Destination: s.LiveChunk("{{wildcard(1)}}", "{{wildcard(2)}}"),
+	}
 
 	messages := base(wire.StreamMessages, "message", "session logs of finalized messages")
 	messages.MaxAge = t.MessageMaxAge
+	messages.RePublish = &jetstream.RePublish{Source: s.Message("*"), Destination: s.LiveMessage("{{wildcard(1)}}")}
 
 	events := base(wire.StreamEvents, "event", "audit session events")
 	events.MaxAge = t.EventMaxAge
+	events.RePublish = &jetstream.RePublish{Source: s.Event("*"), Destination: s.LiveEvent("{{wildcard(1)}}")}
 
 	tools := base(wire.StreamTools, "tool", "tool calls (work queue)")
 	tools.Retention = jetstream.WorkQueuePolicy
@@ -138,19 +152,45 @@ func (t Topology) WorkerConsumerConfig() jetstream.ConsumerConfig {
 // Ensure creates or updates every stream and the worker consumer. It is
 // idempotent and safe to run from many workers at once.
 func (t Topology) Ensure(ctx context.Context, js jetstream.JetStream) error {
+	// Each request has its own bound: a clustered server may leave
+	// unanswered a create that raced another worker's create of the same
+	// stream (the stream is made all the same), and the next attempt of
+	// EnsureRetry then finds it.
+	call := func(what string, fn func(ctx context.Context) error) error {
+		cctx, cancel := context.WithTimeout(ctx, ensureCallTimeout)
+		defer cancel()
+		if err := fn(cctx); err != nil {
+			return fmt.Errorf("bus: %s: %w", what, err)
+		}
+		return nil
+	}
 	for _, cfg := range t.Streams() {
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("bus: stream %s: %w", cfg.Name, err)
+		if err := call("stream "+cfg.Name, func(ctx context.Context) error {
+			_, err := js.CreateOrUpdateStream(ctx, cfg)
+			return err
+		}); err != nil {
+			return err
 		}
 	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, wire.StreamSubmit, t.WorkerConsumerConfig()); err != nil {
-		return fmt.Errorf("bus: consumer %s: %w", WorkerConsumer, err)
+	if err := call("consumer "+WorkerConsumer, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateConsumer(ctx, wire.StreamSubmit, t.WorkerConsumerConfig())
+		return err
+	}); err != nil {
+		return err
 	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, t.StateConfig()); err != nil {
-		return fmt.Errorf("bus: bucket %s: %w", StateBucket, err)
+	for _, kv := range []jetstream.KeyValueConfig{t.StateConfig(), t.ClaimsConfig()} {
+		if err := call("bucket "+kv.Bucket, func(ctx context.Context) error {
+			_, err := js.CreateOrUpdateKeyValue(ctx, kv)
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+// ensureCallTimeout bounds one request of Ensure.
+const ensureCallTimeout = 3 * time.Second
 
 // StateConfig is the worker-only state bucket: one value per key, kept as
 // long as the session logs it serves.

@@ -31,8 +31,16 @@ type TurnWriter struct {
 	// rejection.
 	lease *Lease
 
+	// serial holds, per fenced kind whose stream is replicated, the
+	// fenced publish still in flight: a clustered stream refuses a second
+	// message whose expected-sequence check names the same subject while
+	// the first is not yet committed, so there fenced records of one kind
+	// go one at a time (a standalone server takes them pipelined).
+	serial map[string]*serialSlot
+
 	mu      sync.Mutex
 	pending []jetstream.PubAckFuture
+	failed  error  // a serial publish's refusal, for Flush
 	logSeq  uint64 // stream sequence of the session's last message; 0 for none
 	logLen  uint64 // messages in the session log
 }
@@ -76,7 +84,7 @@ func (w *TurnWriter) Chunk(c *wire.Chunk) error {
 	if w.lease != nil {
 		w.lease.fence("chunk", m.Header)
 	}
-	return w.async(m)
+	return w.fencedAsync("chunk", m)
 }
 
 // Event publishes an audit event asynchronously.
@@ -88,7 +96,63 @@ func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
 	if w.lease != nil {
 		w.lease.fence("event", m.Header)
 	}
-	return w.async(m)
+	return w.fencedAsync("event", m)
+}
+
+// serialSlot is the one fenced publish of a kind in flight.
+type serialSlot struct {
+	mu   sync.Mutex
+	last jetstream.PubAckFuture
+}
+
+// settle waits for the slot's publish, if any; the caller holds s.mu.
+func (s *serialSlot) settle(ctx context.Context) error {
+	if s.last == nil {
+		return nil
+	}
+	f := s.last
+	select {
+	case <-f.Ok():
+	case err := <-f.Err():
+		s.last = nil
+		return fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, fenced(err))
+	case <-ctx.Done():
+		return ctx.Err() // the future stays: a later settle waits again
+	}
+	s.last = nil
+	return nil
+}
+
+// fencedAsync publishes a record of kind asynchronously; when the kind's
+// stream is replicated and the record is fenced, it first waits for the
+// kind's previous fenced publish to be acknowledged (a refusal stops the
+// writer there).
+func (w *TurnWriter) fencedAsync(kind string, m *nats.Msg) error {
+	slot, ok := w.serial[kind]
+	if w.lease == nil || !ok {
+		return w.async(m)
+	}
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if err := slot.settle(context.Background()); err != nil {
+		w.fail(err)
+		return err
+	}
+	f, err := w.js.PublishMsgAsync(m)
+	if err != nil {
+		return fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
+	}
+	slot.last = f
+	return nil
+}
+
+// fail keeps the first failure of a publish that no Flush will see.
+func (w *TurnWriter) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = err
+	}
 }
 
 func (w *TurnWriter) async(m *nats.Msg) error {
@@ -116,8 +180,9 @@ func (w *TurnWriter) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	pending := w.pending
 	w.pending = nil
+	first := w.failed
+	w.failed = nil
 	w.mu.Unlock()
-	var first error
 	for _, f := range pending {
 		select {
 		case <-f.Ok():
@@ -127,6 +192,14 @@ func (w *TurnWriter) Flush(ctx context.Context) error {
 			}
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+	}
+	for _, slot := range w.serial {
+		slot.mu.Lock()
+		err := slot.settle(ctx)
+		slot.mu.Unlock()
+		if err != nil && first == nil {
+			first = err
 		}
 	}
 	return first

@@ -265,7 +265,9 @@ type NATS struct {
 	URL string `yaml:"url,omitempty" json:"url,omitempty"`
 	// Prefix is the first subject token. Default "turn".
 	Prefix string `yaml:"prefix,omitempty" json:"prefix,omitempty"`
-	// Replicas of each stream. Default 1.
+	// Replicas of each stream and bucket. Default 0: three when the
+	// server is part of a cluster, one on a standalone server
+	// (bus.ReplicasFor).
 	Replicas int `yaml:"replicas,omitempty" json:"replicas,omitempty"`
 }
 

@@ -104,7 +104,7 @@ routes: [{name: default, targets: [{provider: p, model: m}]}]
 		{"Budgets", c.Budgets, Budgets{BudgetValues: defaults, Ceiling: defaults}},
 		{"Worker", c.Worker, Worker{Concurrency: 64, AckWait: Duration(30 * time.Second), MaxDeliver: 10,
 			ToolTimeout: Duration(60 * time.Second), DrainTimeout: Duration(30 * time.Second)}},
-		{"NATS", c.NATS, NATS{Prefix: "turn", Replicas: 1}},
+		{"NATS", c.NATS, NATS{Prefix: "turn"}},
 		{"Providers[0].IdleTimeout", c.Providers[0].IdleTimeout, Duration(60 * time.Second)},
 		{"Providers[0].Headers", c.Providers[0].Headers, map[string]string(nil)},
 		{"Models[0].ContextTokens", c.Models[0].ContextTokens, DefaultContextTokens},

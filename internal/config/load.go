@@ -118,9 +118,6 @@ func (c *Config) ApplyDefaults() {
 	if c.NATS.Prefix == "" {
 		c.NATS.Prefix = "turn"
 	}
-	if c.NATS.Replicas == 0 {
-		c.NATS.Replicas = 1
-	}
 	if c.Worker.Concurrency == 0 {
 		c.Worker.Concurrency = 64
 	}

@@ -24,10 +24,25 @@ type Server struct {
 // store in t.TempDir(). It is shut down when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartOn(t, "127.0.0.1:-1")
+}
+
+// StartOn is Start on a given client address (host:port), such as a
+// FreePort that clients were pointed at before any server ran.
+func StartOn(t testing.TB, listen string) *Server {
+	t.Helper()
 	s := &Server{t: t, storeDir: t.TempDir()}
-	s.start("127.0.0.1:-1")
+	s.start(listen)
 	t.Cleanup(s.Shutdown)
 	return s
+}
+
+// FreePort is a loopback port that was free when it returned, for a
+// server a test starts later (StartOn); another process may take it in
+// between, as with any reserved-then-freed port.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	return freePorts(t, 1)[0]
 }
 
 func (s *Server) start(listen string) {

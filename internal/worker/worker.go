@@ -83,18 +83,8 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 	cfg := o.Config
 	subjects := wire.Subjects{Prefix: cfg.NATS.Prefix}
-	topo := bus.Topology{
-		Subjects: subjects,
-		Replicas: cfg.NATS.Replicas,
-		AckWait:  cfg.Worker.AckWait.D(),
-		// Deliveries are not capped by the server: a request left at its
-		// last delivery would stay in the work queue forever and block its
-		// session. The worker counts them and fails the turn past the limit.
-		MaxDeliver: -1,
-		// A redelivered tool call must still be deduplicated.
-		DuplicateWindow: max(10*time.Minute, 2*(cfg.Worker.ToolTimeout.D()+cfg.Worker.AckWait.D())),
-	}
-	if err := topo.Ensure(ctx, js); err != nil {
+	topo, err := EnsureTopology(ctx, js, cfg, o.Log)
+	if err != nil {
 		return nil, err
 	}
 	b, err := bus.New(ctx, js, subjects)

@@ -13,7 +13,8 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// cancelFlushTimeout bounds Cancel's flush when ctx has no deadline.
+// cancelFlushTimeout bounds the flush of Cancel, and that of a new Turn's
+// subscriptions, when ctx has no deadline.
 const cancelFlushTimeout = 10 * time.Second
 
 // Client submits, follows and cancels turns. It is safe for concurrent use.
@@ -55,6 +56,10 @@ func New(nc *nats.Conn, opts ...Option) (*Client, error) {
 // the request is validated by the worker, which rejects it with a
 // turn.rejected event.
 //
+// The Turn subscribes to the turn's live subjects before the request is
+// published, and starts reading the session's messages and events where the
+// streams ended before it, so no record of the turn can be missed.
+//
 // The request is published with Nats-Msg-Id "<session>/<turn>" (JetStream
 // deduplicates across the whole stream, and turn ids are only unique within
 // a session), so a retried Submit of the same turn is stored once. Such a duplicate follows
@@ -79,8 +84,14 @@ func (c *Client) Submit(ctx context.Context, req wire.TurnRequest) (*Turn, error
 	if err != nil {
 		return nil, err
 	}
-	msgFrom := st.messages.CachedInfo().State.LastSeq + 1
-	eventFrom := st.events.CachedInfo().State.LastSeq + 1
+	from := Position{
+		Messages: st.messages.CachedInfo().State.LastSeq,
+		Events:   st.events.CachedInfo().State.LastSeq,
+	}
+	t, err := c.follow(ctx, req.SessionID, req.TurnID, from)
+	if err != nil {
+		return nil, err
+	}
 
 	m := &nats.Msg{
 		Subject: c.subjects.Submit(req.SessionID),
@@ -89,32 +100,44 @@ func (c *Client) Submit(ctx context.Context, req wire.TurnRequest) (*Turn, error
 	}
 	ack, err := c.js.PublishMsg(ctx, m, jetstream.WithMsgID(MsgID(req.SessionID, req.TurnID)))
 	if err != nil {
+		t.Close()
 		return nil, fmt.Errorf("client: submit %s/%s: %w", req.SessionID, req.TurnID, err)
 	}
 	if ack.Duplicate {
-		msgFrom, eventFrom = 1, 1
+		// Nothing was read yet: start over from the session's start.
+		t.rewind(Position{})
 	}
-	return c.follow(ctx, st, req.SessionID, req.TurnID, msgFrom, eventFrom)
+	return t, nil
 }
 
 // Follow attaches to a running or finished turn, as a UI resuming after a
 // reconnect does: it delivers the turn's chunks from the first one still
 // stored, and its messages and events read from the start of the session
-// (so the cost grows with the session). If the turn's terminal event is no
-// longer stored (TURN_EVENTS has a max age), Next blocks until its ctx ends
-// or the Turn is closed.
+// (so the cost grows with the session). It is Resume from the zero
+// Position. If the turn's terminal event is no longer stored (TURN_EVENTS
+// has a max age), Next blocks until its ctx ends or the Turn is closed.
 func (c *Client) Follow(ctx context.Context, session, turn string) (*Turn, error) {
+	return c.Resume(ctx, session, turn, Position{})
+}
+
+// Resume attaches to a turn after the records a follower already took: the
+// Turn delivers only records stored after the Position's sequences (a UI
+// keeps Turn.Position, or the StreamSeq of the last update of each kind it
+// showed, across a reconnect). Resume from a Position taken before the
+// turn's terminal event; a Turn that has delivered it is done.
+func (c *Client) Resume(ctx context.Context, session, turn string, after Position) (*Turn, error) {
 	if !wire.ValidToken(session) {
 		return nil, invalidToken(wire.ReasonInvalidSessionID, "session_id")
 	}
 	if !wire.ValidToken(turn) {
 		return nil, invalidToken(wire.ReasonInvalidTurnID, "turn_id")
 	}
-	st, err := c.streams(ctx)
-	if err != nil {
+	// The lookup only reports a missing topology clearly: a Turn reads
+	// the streams by name.
+	if _, err := c.streams(ctx); err != nil {
 		return nil, err
 	}
-	return c.follow(ctx, st, session, turn, 1, 1)
+	return c.follow(ctx, session, turn, after)
 }
 
 // Cancel asks the workers to stop turn of session, with a core NATS publish
@@ -152,7 +175,8 @@ func (c *Client) Cancel(ctx context.Context, session, turn string) error {
 	return nil
 }
 
-// streamSet holds the streams a Turn reads.
+// streamSet holds the streams a Turn reads, looked up so that a missing
+// topology is reported at once (and for Submit's starting sequences).
 type streamSet struct {
 	chunks, messages, events jetstream.Stream
 }

@@ -117,6 +117,41 @@ func ExampleClient_Follow() {
 	fmt.Println(res.Text)
 }
 
+// A UI that kept the Position of the turn it showed resumes after it on a
+// new connection: only the records it has not shown come.
+func ExampleClient_Resume() {
+	nc, err := nats.Connect(nats.DefaultURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer nc.Close()
+	c, err := client.New(nc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	shown := client.Position{Chunks: 41, Messages: 7, Events: 12} // from Turn.Position
+	turn, err := c.Resume(ctx, "s1", "t1", shown)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer turn.Close()
+	for {
+		u, err := turn.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		if u.Chunk != nil && u.Chunk.Delta != nil {
+			fmt.Print(u.Chunk.Delta.Text)
+		}
+	}
+}
+
 func ExampleClient_Cancel() {
 	nc, err := nats.Connect(nats.DefaultURL)
 	if err != nil {

@@ -141,6 +141,17 @@ func (w *worker) message(role wire.Role, content string) {
 	}
 }
 
+// append appends to the session log through the worker's own writer, as a
+// worker that wrote every message of the session since it began does: it
+// reads nothing, so it creates no consumer.
+func (w *worker) append(role wire.Role, content string) {
+	w.t.Helper()
+	m := &wire.Message{SessionID: w.session, TurnID: w.turn, Step: 1, Role: role, Content: content, Time: time.Now().UTC()}
+	if err := w.w.Append(w.ctx, m); err != nil {
+		w.t.Fatalf("Append(%s %q) = %v; want nil", role, content, err)
+	}
+}
+
 func (w *worker) event(typ string) {
 	w.t.Helper()
 	if err := w.w.Event(w.newEvent(typ)); err != nil {

@@ -73,6 +73,22 @@ func (s Subjects) Message(session string) string { return s.p() + ".message." + 
 // Event carries session's audit SessionEvents.
 func (s Subjects) Event(session string) string { return s.p() + ".event." + session }
 
+// LiveChunk is where TURN_CHUNKS republishes every chunk of one turn it
+// stored, with the stream's Nats-Sequence and Nats-Last-Sequence headers
+// (the follow contract: followers subscribe here, never to Chunk, and fill
+// gaps with direct gets).
+func (s Subjects) LiveChunk(session, turn string) string {
+	return s.p() + ".live.chunk." + session + "." + turn
+}
+
+// LiveMessage is where TURN_MESSAGES republishes every message of session's
+// log it stored, as LiveChunk does for chunks.
+func (s Subjects) LiveMessage(session string) string { return s.p() + ".live.message." + session }
+
+// LiveEvent is where TURN_EVENTS republishes every SessionEvent of session
+// it stored, as LiveChunk does for chunks.
+func (s Subjects) LiveEvent(session string) string { return s.p() + ".live.event." + session }
+
 // Tool is where calls of the named tool are dispatched.
 func (s Subjects) Tool(name string) string { return s.p() + ".tool." + name }
 
