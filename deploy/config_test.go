@@ -25,6 +25,11 @@ func TestServerConfig(t *testing.T) {
 	if opts.LameDuckDuration != 30*time.Second {
 		t.Errorf("lame_duck_duration = %s; want 30s", opts.LameDuckDuration)
 	}
+	// Acknowledged writes must be on disk: the default fsyncs every 2
+	// minutes (see "Durable writes" in README.md).
+	if !opts.SyncAlways {
+		t.Errorf("jetstream sync_interval = %s; want always", opts.SyncInterval)
+	}
 	users := map[string]string{}
 	for _, u := range opts.Users {
 		if u.Account == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/turnstream/turnstream/internal/bus"
@@ -94,8 +95,8 @@ func TestPermissions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("client.New() = %v", err)
 		}
-		// Submit: a JetStream publish to TURN_SUBMIT, then three ordered
-		// consumers following the turn.
+		// Submit: a JetStream publish to TURN_SUBMIT, after subscribing to
+		// the turn's live subjects.
 		turn, err := cl.Submit(ctx, wire.TurnRequest{
 			SessionID: "perm-client", TurnID: "t1",
 			Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hi"}},
@@ -103,13 +104,58 @@ func TestPermissions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("client: Submit() = %v", err)
 		}
+		// The worker writes the turn; the client follows it to its end
+		// through the live subjects and direct gets, with no consumer.
+		for _, r := range []struct {
+			subject string
+			record  any
+		}{
+			{"turn.chunk.perm-client.t1", &wire.Chunk{SessionID: "perm-client", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Delta: &wire.Delta{Text: "hello"}}},
+			{"turn.message.perm-client", &wire.Message{SessionID: "perm-client", TurnID: "t1", Seq: 1, Role: wire.RoleAssistant, Content: "hello"}},
+			{"turn.event.perm-client", &wire.SessionEvent{Type: wire.EventTurnCompleted, SessionID: "perm-client", TurnID: "t1"}},
+		} {
+			data, err := wire.JSON.Marshal(r.record)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &nats.Msg{Subject: r.subject, Data: data, Header: nats.Header{wire.HeaderContentType: {wire.ContentTypeJSON}}}
+			if _, err := wjs.PublishMsg(ctx, m); err != nil {
+				t.Fatalf("worker: publish %s: %v", r.subject, err)
+			}
+		}
+		res, err := turn.Wait(ctx)
+		if err != nil {
+			t.Fatalf("client: Wait() = %v", err)
+		}
+		if res.Terminal.Type != wire.EventTurnCompleted || res.Chunks != 1 || res.Text != "hello" {
+			t.Errorf("client: Wait() = %+v; want the whole turn", res)
+		}
 		turn.Close()
+		// Resuming a finished turn from the start reads it by direct get.
+		again, err := cl.Follow(ctx, "perm-client", "t1")
+		if err != nil {
+			t.Fatalf("client: Follow() = %v", err)
+		}
+		if res, err := again.Wait(ctx); err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+			t.Errorf("client: Follow().Wait() = %+v, %v; want the whole turn", res, err)
+		}
+		again.Close()
+		for _, name := range []string{wire.StreamChunks, wire.StreamMessages, wire.StreamEvents} {
+			s, err := wjs.Stream(ctx, name)
+			if err != nil {
+				t.Fatalf("stream info %s: %v", name, err)
+			}
+			if n := s.CachedInfo().State.Consumers; n != 0 {
+				t.Errorf("consumers on %s after following = %d; want 0", name, n)
+			}
+		}
 		if err := cl.Cancel(ctx, "perm-client", "t1"); err != nil {
 			t.Errorf("client: Cancel() = %v", err)
 		}
 
-		// Read the event, message and chunk the worker wrote, through
-		// ordered consumers and direct gets.
+		// Read the event, message and chunk the worker wrote, with direct
+		// gets: the follow contract needs no consumer, and the client may
+		// create none.
 		cjs, err := jetstream.New(c.Conn)
 		if err != nil {
 			t.Fatalf("jetstream.New() = %v", err)
@@ -140,7 +186,9 @@ func TestPermissions(t *testing.T) {
 		}
 		c.expectViolation(t, "Publish", "$JS.API.STREAM.INFO.KV_TURN_STATE")
 
-		for _, subject := range []string{"turn.chunk.x.t1", "turn.event.x", "turn.tool.get_time", "turn.result.x", "turn.dead.x"} {
+		// No other record is the client's to write, nor a live record
+		// followers would take as stored.
+		for _, subject := range []string{"turn.chunk.x.t1", "turn.event.x", "turn.tool.get_time", "turn.result.x", "turn.dead.x", "turn.live.event.x"} {
 			if err := c.Publish(subject, []byte(`{}`)); err != nil {
 				t.Fatalf("client: publish %s: %v", subject, err)
 			}
@@ -269,21 +317,12 @@ func readOne(t *testing.T, js jetstream.JetStream, stream, subject string) {
 	if err != nil {
 		t.Fatalf("stream info %s: %v", stream, err)
 	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	m, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
 	if err != nil {
-		t.Fatalf("ordered consumer on %s: %v", subject, err)
+		t.Fatalf("direct get of the first record of %s: %v", subject, err)
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		t.Fatalf("ordered consumer on %s: %v", subject, err)
-	}
-	defer it.Stop()
-	m, err := it.Next(jetstream.NextContext(ctx))
-	if err != nil {
-		t.Fatalf("read %s: %v", subject, err)
-	}
-	if m.Subject() != subject {
-		t.Errorf("read %s: got a record of %s", subject, m.Subject())
+	if m.Subject != subject {
+		t.Errorf("read %s: got a record of %s", subject, m.Subject)
 	}
 	if _, err := s.GetLastMsgForSubject(ctx, subject); err != nil {
 		t.Errorf("direct get of the last record of %s: %v", subject, err)
@@ -303,8 +342,10 @@ func expectNoRecord(t *testing.T, js jetstream.JetStream, stream, subject string
 }
 
 // TestConsumerLimit checks that the account lifts the server's default of
-// 1000 consumers per stream: every followed turn holds an ordered consumer
-// on each readable stream until 30s after its follower stops.
+// 1000 consumers per stream for the readers that hold one: a worker reads
+// each session log and each turn's tool results with an ordered consumer
+// until it stops. Clients hold none (the follow contract) and may create
+// none.
 func TestConsumerLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 1500 consumers")
@@ -319,29 +360,32 @@ func TestConsumerLimit(t *testing.T) {
 	if err := (bus.Topology{}).Ensure(ctxFor(t), wjs); err != nil {
 		t.Fatalf("worker: Topology.Ensure() = %v", err)
 	}
-	c := connect(t, srv.ClientURL(), "client")
-	cjs, err := jetstream.New(c.Conn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := ctxFor(t)
 	const n = 1500
 	for i := range n {
-		// What an ordered consumer of a Turn creates.
-		_, err := cjs.CreateConsumer(ctx, wire.StreamEvents, jetstream.ConsumerConfig{
-			Name:              fmt.Sprintf("follower_%d", i),
-			FilterSubject:     fmt.Sprintf("turn.event.s%d", i),
+		// What a worker's session-log reader creates.
+		_, err := wjs.CreateConsumer(ctx, wire.StreamMessages, jetstream.ConsumerConfig{
+			Name:              fmt.Sprintf("reader_%d", i),
+			FilterSubject:     fmt.Sprintf("turn.message.s%d", i),
 			AckPolicy:         jetstream.AckNonePolicy,
 			MemoryStorage:     true,
 			InactiveThreshold: 30 * time.Second,
 		})
 		if err != nil {
-			t.Fatalf("client: consumer %d of %d on %s: %v", i+1, n, wire.StreamEvents, err)
+			t.Fatalf("worker: consumer %d of %d on %s: %v", i+1, n, wire.StreamMessages, err)
 		}
 	}
-	// And a follower may remove its own.
-	if err := cjs.DeleteConsumer(ctx, wire.StreamEvents, "follower_0"); err != nil {
-		t.Errorf("client: DeleteConsumer() = %v", err)
+	if err := wjs.DeleteConsumer(ctx, wire.StreamMessages, "reader_0"); err != nil {
+		t.Errorf("worker: DeleteConsumer() = %v", err)
 	}
-	c.expectNoErrors(t)
+	worker.expectNoErrors(t)
+
+	c := connect(t, srv.ClientURL(), "client")
+	cjs, err := jetstream.New(c.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cjs.CreateConsumer(shortCtx(t), wire.StreamEvents, jetstream.ConsumerConfig{Name: "c", AckPolicy: jetstream.AckNonePolicy}); err == nil {
+		t.Error("client: CreateConsumer() = nil error; want refused: followers need no consumer")
+	}
 }

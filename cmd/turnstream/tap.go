@@ -26,7 +26,9 @@ func runTap(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	subjects := wire.Subjects{Prefix: *prefix}
-	filter := subjects.All("event")
+	// Every session's events, and not the workers' lease fence markers
+	// (turn.event.=fence.<session>, one token more).
+	filter := subjects.Event("*")
 	if *session != "" {
 		if !wire.ValidToken(*session) {
 			return fmt.Errorf("tap: %q is not a valid session id", *session)
