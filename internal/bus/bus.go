@@ -113,6 +113,8 @@ func encode(codec wire.Codec, subject string, v any) (*nats.Msg, error) {
 // its session must wait: turns of a session never overlap and start in
 // submission order.
 func (b *Bus) FirstPending(ctx context.Context, session string) (uint64, error) {
+	ctx, cancel := op(ctx)
+	defer cancel()
 	m, err := b.submit.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(b.subjects.Submit(session)))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil

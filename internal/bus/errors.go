@@ -1,8 +1,10 @@
 package bus
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -33,6 +35,17 @@ func isWrongLastSequence(err error) bool {
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 	}
 	return false
+}
+
+// opTimeout bounds one JetStream request of the bus. A request's reply
+// lost to a restarting server or a leader change would otherwise hold the
+// caller until its own context ends, and a turn's context may not end for
+// a long time (its wall clock), or ever (a delivery before its run).
+const opTimeout = 10 * time.Second
+
+// op bounds ctx by opTimeout (an earlier deadline of ctx stays).
+func op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, opTimeout)
 }
 
 // fenced marks a write the server refused because its fence moved (a

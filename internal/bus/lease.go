@@ -91,7 +91,10 @@ func stateSubject(key string) string { return "$KV." + StateBucket + "." + key }
 
 // FenceSubject is the subject of a session's fence marker in the stream of
 // kind ("message", "chunk" or "event"). "=" never appears in a session
-// token, so it matches no record subject and no follower's filter.
+// token, so it is no record's subject. Message and event markers are not
+// republished (their subjects have a token more than the records'); a
+// chunk marker is, to turn.live.chunk.=fence.<session>, which no
+// follower of a turn subscribes to.
 func FenceSubject(s wire.Subjects, kind, session string) string {
 	return strings.TrimSuffix(s.All(kind), ">") + "=fence." + session
 }
@@ -111,47 +114,89 @@ const maxMarkerRaces = 8
 // fence markers. owner names the worker process. It fails with ErrFenced
 // when a later take overtook it.
 func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string, seq uint64, owner string) (*Lease, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*opTimeout) // a take is a few requests
+	defer cancel()
 	key := LeaseKey(session)
-	var prev LeaseRecord
-	e, err := state.kv.Get(ctx, key)
-	var rev uint64
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
-	default:
-		rev = e.Revision()
-		if err := json.Unmarshal(e.Value(), &prev); err != nil {
-			// Unreadable: start a new epoch line above nothing known. The
-			// markers' epochs still order the takes.
-			prev = LeaseRecord{}
+	for race := 0; ; race++ {
+		prev, rev, known, err := readLease(ctx, state, key)
+		if err != nil {
+			return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
 		}
-	}
-	rec := LeaseRecord{V: 1, Epoch: prev.Epoch + 1, Turn: turn, Seq: seq, Deliveries: 1, Owner: owner, Fences: prev.Fences}
-	if prev.Turn == turn && prev.Seq == seq {
-		rec.Deliveries = prev.Deliveries + 1
-	}
-	data, _ := json.Marshal(rec) // plain fields: cannot fail
-	if rev == 0 {
-		rev, err = state.kv.Create(ctx, key, data)
-	} else {
-		rev, err = state.kv.Update(ctx, key, data, rev)
-	}
-	if err != nil {
+		rec := LeaseRecord{V: 1, Epoch: prev.Epoch + 1, Turn: turn, Seq: seq, Deliveries: 1, Owner: owner, Fences: prev.Fences}
+		if prev.Turn == turn && prev.Seq == seq {
+			rec.Deliveries = prev.Deliveries + 1
+		}
+		data, _ := json.Marshal(rec) // plain fields: cannot fail
+		if rev == 0 {
+			rev, err = state.kv.Create(ctx, key, data)
+		} else {
+			rev, err = state.kv.Update(ctx, key, data, rev)
+		}
 		if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
+			// The key moved since it was read: a newer take fences this
+			// one, but the previous holder's release (after its ack, just
+			// when this request became the session's first) does not.
+			cur, _, _, rerr := readLease(ctx, state, key)
+			if rerr == nil && cur.Epoch <= prev.Epoch && race < maxMarkerRaces {
+				continue
+			}
 			return nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
 		}
-		return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
+		if err != nil {
+			return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
+		}
+		l := &Lease{bus: b, state: state, js: b.js, session: session, rev: rev, rec: rec, fences: map[string]uint64{}, subj: map[string]string{}}
+		for _, kind := range FencedKinds {
+			l.subj[kind] = FenceSubject(b.subjects, kind, session)
+		}
+		err = l.mark(ctx)
+		var later *laterEpoch
+		if !known && errors.As(err, &later) {
+			// The lease key was lost (deleted, expired, unreadable) while
+			// the markers kept their epochs: carry the epoch above them.
+			l.rec.Epoch = later.epoch + 1
+			data, _ := json.Marshal(l.rec)
+			if l.rev, err = state.kv.Update(ctx, key, data, l.rev); err != nil {
+				return nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
+			}
+			err = l.mark(ctx)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
 	}
-	l := &Lease{bus: b, state: state, js: b.js, session: session, rev: rev, rec: rec, fences: map[string]uint64{}, subj: map[string]string{}}
-	for _, kind := range FencedKinds {
-		l.subj[kind] = FenceSubject(b.subjects, kind, session)
-	}
-	if err := l.mark(ctx); err != nil {
-		return nil, err
-	}
-	return l, nil
 }
+
+// readLease reads a session's lease record and revision (0 when there is
+// none). known is false when there is no readable record: its epochs were
+// lost.
+func readLease(ctx context.Context, state *State, key string) (rec LeaseRecord, rev uint64, known bool, err error) {
+	e, err := state.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return LeaseRecord{}, 0, false, nil
+	}
+	if err != nil {
+		return LeaseRecord{}, 0, false, err
+	}
+	if json.Unmarshal(e.Value(), &rec) != nil {
+		return LeaseRecord{}, e.Revision(), false, nil
+	}
+	return rec, e.Revision(), true, nil
+}
+
+// laterEpoch is mark's refusal: a marker of a later (or equal) epoch is
+// stored.
+type laterEpoch struct {
+	session      string
+	epoch, yours uint64
+}
+
+func (e *laterEpoch) Error() string {
+	return fmt.Sprintf("session %s: a later take (epoch %d) fenced this one (epoch %d)", e.session, e.epoch, e.yours)
+}
+
+func (e *laterEpoch) Unwrap() error { return ErrFenced }
 
 // mark writes the holder's fence marker in every fenced stream, each only
 // over a marker of an earlier epoch.
@@ -196,7 +241,7 @@ func (l *Lease) mark(ctx context.Context) error {
 					return err
 				}
 				if epoch >= l.rec.Epoch {
-					return fmt.Errorf("%w: session %s: a later take (epoch %d) fenced this one (epoch %d)", ErrFenced, l.session, epoch, l.rec.Epoch)
+					return &laterEpoch{session: l.session, epoch: epoch, yours: l.rec.Epoch}
 				}
 				expect[kind] = seq
 				again = append(again, kind)
@@ -212,6 +257,8 @@ func (l *Lease) mark(ctx context.Context) error {
 // lastMarker reads the stored marker of kind: its sequence and epoch (0, 0
 // when there is none).
 func (l *Lease) lastMarker(ctx context.Context, kind string) (seq, epoch uint64, err error) {
+	ctx, cancel := op(ctx)
+	defer cancel()
 	name := map[string]string{"message": wire.StreamMessages, "chunk": wire.StreamChunks, "event": wire.StreamEvents}[kind]
 	s, err := l.js.Stream(ctx, name)
 	if err != nil {
@@ -242,6 +289,8 @@ func (l *Lease) Session() string { return l.session }
 // Held reports whether the lease is still this holder's: its key still has
 // the revision the take gave it.
 func (l *Lease) Held(ctx context.Context) (bool, error) {
+	ctx, cancel := op(ctx)
+	defer cancel()
 	e, err := l.state.kv.Get(ctx, LeaseKey(l.session))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false, nil
@@ -260,6 +309,8 @@ func (l *Lease) Release(ctx context.Context) error {
 	rec.Released = true
 	rec.Fences = l.fences
 	data, _ := json.Marshal(rec)
+	ctx, cancel := op(ctx)
+	defer cancel()
 	if _, err := l.state.kv.Update(ctx, LeaseKey(l.session), data, l.rev); err != nil {
 		if isWrongLastSequence(err) {
 			return fmt.Errorf("%w: lease of %s lost before its release", ErrFenced, l.session)
@@ -296,6 +347,8 @@ func (f *FencedState) Put(ctx context.Context, key string, value []byte) error {
 		jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(f.l.rev, 10)},
 		jetstream.ExpectedLastSubjSeqSubjHeader: {stateSubject(LeaseKey(f.l.session))},
 	}}
+	ctx, cancel := op(ctx)
+	defer cancel()
 	if _, err := f.l.js.PublishMsg(ctx, m); err != nil {
 		if isWrongLastSequence(err) {
 			return fmt.Errorf("%w: state %s: the lease of %s was lost", ErrFenced, key, f.l.session)

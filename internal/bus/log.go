@@ -29,7 +29,9 @@ type Log struct {
 // LoadLog reads a session's whole log.
 func (b *Bus) LoadLog(ctx context.Context, session string) (*Log, error) {
 	subject := b.subjects.Message(session)
-	last, err := b.messages.GetLastMsgForSubject(ctx, subject)
+	lctx, cancel := op(ctx)
+	last, err := b.messages.GetLastMsgForSubject(lctx, subject)
+	cancel()
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return &Log{}, nil
 	}
@@ -57,6 +59,16 @@ func (b *Bus) LoadLog(ctx context.Context, session string) (*Log, error) {
 	return log, nil
 }
 
+// readerExpiry bounds each pull of a reader: its heartbeats come every
+// half of it, and two missed ones (a leader change, a restarted node) make
+// the reader pull again instead of waiting for the default 30s.
+var readerExpiry = jetstream.PullExpiry(5 * time.Second)
+
+// readerResets bounds how often a reader recreates its consumer (after a
+// restart or a leader change) before it fails: nats.go's default retries
+// forever, out of reach of the caller's context.
+const readerResets = 4
+
 // readerInactiveThreshold lets the server delete the ephemeral consumers of
 // short reads soon after they stop.
 const readerInactiveThreshold = 10 * time.Second
@@ -64,16 +76,19 @@ const readerInactiveThreshold = 10 * time.Second
 // readRange delivers the messages of subject with stream sequences in
 // [from, to] in order.
 func (b *Bus) readRange(ctx context.Context, s jetstream.Stream, subject string, from, to uint64, fn func(jetstream.Msg) error) error {
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+	cctx, cancel := op(ctx)
+	defer cancel()
+	cons, err := s.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{subject},
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:       from,
 		InactiveThreshold: readerInactiveThreshold,
+		MaxResetAttempts:  readerResets,
 	})
 	if err != nil {
 		return fmt.Errorf("bus: read %s: %w", subject, err)
 	}
-	it, err := cons.Messages()
+	it, err := cons.Messages(readerExpiry)
 	if err != nil {
 		return fmt.Errorf("bus: read %s: %w", subject, err)
 	}
@@ -123,6 +138,8 @@ type ChunkTail struct {
 // a resumed turn numbers its next attempts after those an earlier delivery
 // published, and ends an attempt it left without a marker.
 func (b *Bus) LastChunk(ctx context.Context, session, turn string) (ChunkTail, error) {
+	ctx, cancel := op(ctx)
+	defer cancel()
 	m, err := b.chunks.GetLastMsgForSubject(ctx, b.subjects.Chunk(session, turn))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return ChunkTail{}, nil

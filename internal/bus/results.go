@@ -35,16 +35,19 @@ const ResultSkew = time.Minute
 // server time (less ResultSkew). The caller must Stop it.
 func (b *Bus) FollowResults(ctx context.Context, session string, since time.Time) (*ResultFollower, error) {
 	start := since.Add(-ResultSkew)
-	cons, err := b.results.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+	cctx, cancel := op(ctx)
+	defer cancel()
+	cons, err := b.results.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{b.subjects.Result(session)},
 		DeliverPolicy:     jetstream.DeliverByStartTimePolicy,
 		OptStartTime:      &start,
 		InactiveThreshold: readerInactiveThreshold,
+		MaxResetAttempts:  readerResets,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bus: follow results: %w", err)
 	}
-	it, err := cons.Messages()
+	it, err := cons.Messages(readerExpiry)
 	if err != nil {
 		return nil, fmt.Errorf("bus: follow results: %w", err)
 	}

@@ -30,6 +30,8 @@ func (b *Bus) State(ctx context.Context) (*State, error) {
 // Put stores value under key. A value the server cannot take fails with
 // wire.ErrRecordTooLarge: it would not fit on a redelivery either.
 func (s *State) Put(ctx context.Context, key string, value []byte) error {
+	ctx, cancel := op(ctx)
+	defer cancel()
 	if _, err := s.kv.Put(ctx, key, value); err != nil {
 		return fmt.Errorf("bus: state %s: %w", key, sized(err))
 	}
@@ -38,6 +40,8 @@ func (s *State) Put(ctx context.Context, key string, value []byte) error {
 
 // Get returns the value under key; ok is false when there is none.
 func (s *State) Get(ctx context.Context, key string) (value []byte, ok bool, err error) {
+	ctx, cancel := op(ctx)
+	defer cancel()
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, false, nil
@@ -58,14 +62,16 @@ type Entry struct {
 // deleted), and returns its revision. created is false when the key
 // already had a value, which is then returned as existing.
 func (s *State) Create(ctx context.Context, key string, value []byte) (created bool, rev uint64, existing Entry, err error) {
-	rev, err = s.kv.Create(ctx, key, value)
+	cctx, cancel := op(ctx)
+	defer cancel()
+	rev, err = s.kv.Create(cctx, key, value)
 	if err == nil {
 		return true, rev, Entry{}, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return false, 0, Entry{}, fmt.Errorf("bus: state %s: %w", key, err)
 	}
-	e, err := s.kv.Get(ctx, key)
+	e, err := s.kv.Get(cctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		// Deleted between the two calls: it is free again.
 		return s.Create(ctx, key, value)
@@ -79,6 +85,8 @@ func (s *State) Create(ctx context.Context, key string, value []byte) (created b
 // Update replaces the value under key if its revision is still rev, and
 // returns the new revision; otherwise it fails with ErrFenced.
 func (s *State) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	ctx, cancel := op(ctx)
+	defer cancel()
 	next, err := s.kv.Update(ctx, key, value, rev)
 	if err != nil {
 		if isWrongLastSequence(err) {
@@ -96,6 +104,8 @@ func (s *State) Delete(ctx context.Context, key string, rev uint64) error {
 	if rev != 0 {
 		opts = append(opts, jetstream.LastRevision(rev))
 	}
+	ctx, cancel := op(ctx)
+	defer cancel()
 	err := s.kv.Delete(ctx, key, opts...)
 	switch {
 	case err == nil, errors.Is(err, jetstream.ErrKeyNotFound):

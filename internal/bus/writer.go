@@ -103,19 +103,23 @@ func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
 type serialSlot struct {
 	mu   sync.Mutex
 	last jetstream.PubAckFuture
+	// err is the refusal that stopped the kind: sticky, so nothing of the
+	// kind is published after a record the server refused.
+	err error
 }
 
 // settle waits for the slot's publish, if any; the caller holds s.mu.
 func (s *serialSlot) settle(ctx context.Context) error {
-	if s.last == nil {
-		return nil
+	if s.err != nil || s.last == nil {
+		return s.err
 	}
 	f := s.last
 	select {
 	case <-f.Ok():
 	case err := <-f.Err():
 		s.last = nil
-		return fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, fenced(err))
+		s.err = fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, fenced(err))
+		return s.err
 	case <-ctx.Done():
 		return ctx.Err() // the future stays: a later settle waits again
 	}
@@ -135,7 +139,6 @@ func (w *TurnWriter) fencedAsync(kind string, m *nats.Msg) error {
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
 	if err := slot.settle(context.Background()); err != nil {
-		w.fail(err)
 		return err
 	}
 	f, err := w.js.PublishMsgAsync(m)
@@ -191,6 +194,9 @@ func (w *TurnWriter) Flush(ctx context.Context) error {
 				first = fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, fenced(err))
 			}
 		case <-ctx.Done():
+			if first != nil {
+				w.fail(first) // not lost: the next Flush reports it
+			}
 			return ctx.Err()
 		}
 	}

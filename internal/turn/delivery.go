@@ -76,8 +76,9 @@ const (
 	// SettleAck: the turn ended (its terminal event is stored), or the
 	// request is a resubmission of a turn id that ran.
 	SettleAck Settle = iota + 1
-	// SettleWait: an earlier turn of the session is pending; hand the
-	// request back for Verdict.Delay, holding nothing meanwhile.
+	// SettleWait: an earlier turn of the session is pending; wait
+	// (parked, without a slot) or hand the request back for
+	// Verdict.Delay.
 	SettleWait
 	// SettleRetry: the store is in trouble; hand back after a pause.
 	SettleRetry
@@ -169,15 +170,14 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		return Verdict{Settle: SettleRetry, What: "unreadable_record", Err: err}
 	}
 	k := identify(rec, d.Seq)
-	switch k {
-	case kindDuplicate:
+	if k == kindDuplicate {
 		// The same turn id runs once: its first request owns it.
 		return Verdict{Settle: SettleAck, What: "duplicate"}
-	case kindEnded:
-		return lc.ended(ctx, d, rec.End)
 	}
-	if v, ok := lc.order(ctx, d); !ok {
-		return v
+	if k != kindEnded {
+		if v, ok := lc.order(ctx, d); !ok {
+			return v
+		}
 	}
 	held, err := lc.Sessions.Take(ctx, req.SessionID, req.TurnID, d.Seq, d.Codec)
 	if err != nil {
@@ -187,6 +187,22 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		return Verdict{Settle: SettleRetry, What: "lease_unavailable", Err: err}
 	}
 	lc.Loop.probe(ProbeLeased)
+	// Decide again from what is stored now that no earlier delivery can
+	// write: one paused before the take may have ended the turn meanwhile.
+	if rec, err = lc.record(ctx, req); err != nil {
+		return Verdict{Settle: SettleRetry, What: "unreadable_record", Err: err}
+	}
+	switch k = identify(rec, d.Seq); {
+	case k == kindDuplicate:
+		return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
+	case k == kindEnded:
+		return lc.ended(ctx, d, held, rec.End)
+	case k == kindNew && inLog(held, req.TurnID):
+		// The log has the turn but no record names a request for it: a
+		// turn from before turn records (or whose record expired). The
+		// same turn id runs once.
+		return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
+	}
 	if held.Deliveries() > lc.MaxDeliveries {
 		// Every delivery so far died without ending the turn: end it, so
 		// it neither loops forever nor blocks its session.
@@ -226,15 +242,8 @@ func (lc *Lifecycle) record(ctx context.Context, req *wire.TurnRequest) (*Record
 // the end may have died before its terminal event was stored or its lease
 // released, so both are done again under the lease (the event is
 // deduplicated by its message id), and the request is acked.
-func (lc *Lifecycle) ended(ctx context.Context, d Delivery, end *EndRecord) Verdict {
+func (lc *Lifecycle) ended(ctx context.Context, d Delivery, held Held, end *EndRecord) Verdict {
 	req := d.Request
-	held, err := lc.Sessions.Take(ctx, req.SessionID, req.TurnID, d.Seq, d.Codec)
-	if err != nil {
-		if errors.Is(err, ErrFenced) {
-			return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
-		}
-		return Verdict{Settle: SettleRetry, What: "lease_unavailable", Err: err}
-	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	ev := &wire.SessionEvent{Type: end.Type, SessionID: req.SessionID, TurnID: req.TurnID, Time: lc.Loop.now(), Payload: end.Payload}
@@ -281,6 +290,17 @@ func (lc *Lifecycle) accept(ctx context.Context, d Delivery, held Held) error {
 		return fmt.Errorf("turn: accept: %w", err)
 	}
 	return nil
+}
+
+// inLog reports whether the held session log has messages of turn.
+func inLog(held Held, turn string) bool {
+	log, _ := held.Log()
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].TurnID == turn {
+			return true
+		}
+	}
+	return false
 }
 
 // input is the loop's input for a held delivery.
@@ -337,7 +357,10 @@ func (lc *Lifecycle) abort(ctx context.Context, d Delivery, held Held, reason st
 		if errors.Is(out.Err, ErrFenced) {
 			return Verdict{Settle: SettleLeave, What: "fenced", Err: out.Err}
 		}
-		lc.Log.Error().Err(out.Err).Str("reason", reason).Msg("the failed turn's end not stored")
+		// Terminated without its terminal event stored, the turn would
+		// never end for its followers: hand it back; the next delivery
+		// finds it ended (and republishes the event) or aborts again.
+		return Verdict{Settle: SettleRetry, What: "abort_not_stored", Reason: reason, Err: out.Err}
 	}
 	return Verdict{Settle: SettleTerm, What: wire.EventTurnFailed, Reason: reason, Err: out.Err, release: lc.releaser(held)}
 }

@@ -86,12 +86,6 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	if i := r.lastAssistantIndex(); i >= 0 && i < len(r.stored) && r.stored[i].Before(since) {
 		since = r.stored[i] // a resumed turn: results may have arrived while no worker listened
 	}
-	follower, err := r.open(ctx, since)
-	if err != nil {
-		return err
-	}
-	defer follower.Stop()
-
 	timeout := r.loop.ToolTimeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
@@ -121,6 +115,14 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	}
 	calls = append(calls, awaitOnly...)
 
+	// Results are read from the store, from before the first dispatch:
+	// opening the follower after dispatching misses none, and a dispatch
+	// is not held up by it.
+	follower, err := r.open(ctx, since)
+	if err != nil {
+		return err
+	}
+	defer follower.Stop()
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	r.loop.probe(ProbeAwaiting)

@@ -99,6 +99,10 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 	switch v.Settle {
 	case turn.SettleAck:
 		w.settle(msg, log, ack)
+		// A request settled without a lease write (a duplicate) wakes
+		// nothing through the lease watch: wake this worker's waiters of
+		// the session directly (others re-check on their own).
+		defer w.parking.wakeSession(session)
 	case turn.SettleWait:
 		w.settleAfter(msg, log, v.Delay)
 	case turn.SettleRetry:
@@ -107,6 +111,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		w.settle(msg, log, nakSoon)
 	case turn.SettleTerm:
 		w.settle(msg, log, term)
+		defer w.parking.wakeSession(session)
 	case turn.SettleLeave:
 		// Another delivery owns the request: settling this one could hand
 		// it to a third worker while the owner runs it.

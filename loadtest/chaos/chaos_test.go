@@ -200,6 +200,7 @@ func (r *rig) verify(name string, turns []submitted, extra string) figures {
 	if f.Failed > 0 {
 		// The provider and the tools never fail: every turn must complete.
 		r.t.Errorf("%d turns failed: %v", f.Failed, f.Reasons)
+		r.explainFailures(turns)
 	}
 	for i, v := range f.Violations {
 		if i == 20 {
@@ -573,4 +574,25 @@ func stored(t *testing.T, js jetstream.JetStream, stream, subject string) uint64
 		t.Fatal(err)
 	}
 	return info.State.Subjects[subject]
+}
+
+// explainFailures logs the events of the turns that failed.
+func (r *rig) explainFailures(turns []submitted) {
+	for _, s := range turns {
+		evs := read[wire.SessionEvent](r.t, r.js, wire.StreamEvents, wire.Subjects{}.Event(s.session))
+		failed := false
+		for _, ev := range evs {
+			failed = failed || (ev.TurnID == s.turn && ev.Type == wire.EventTurnFailed)
+		}
+		if !failed {
+			continue
+		}
+		var line []string
+		for _, ev := range evs {
+			if ev.TurnID == s.turn {
+				line = append(line, fmt.Sprintf("%s@%s%v", ev.Type, ev.Time.Format("15:04:05.000"), ev.Payload))
+			}
+		}
+		r.t.Logf("failed %s/%s:\n  %s", s.session, s.turn, strings.Join(line, "\n  "))
+	}
 }

@@ -18,8 +18,11 @@ import (
 const (
 	// retryDelay spaces the attempts to find the stream and bind the consumer.
 	retryDelay = 500 * time.Millisecond
-	// fetchWait bounds one pull request.
-	fetchWait = 30 * time.Second
+	// fetchWait bounds one pull request; fetchHeartbeat makes a pull the
+	// server lost (a leader change, a restarted node) fail after two
+	// missed heartbeats instead of at fetchWait.
+	fetchWait      = 5 * time.Second
+	fetchHeartbeat = time.Second
 )
 
 // tool serves one tool: its consumer, its fetch loop and its calls.
@@ -170,7 +173,7 @@ func (t *tool) consume(ctx, runCtx context.Context, b binding) error {
 func (t *tool) fetch(ctx, runCtx context.Context, b binding, n int) error {
 	fctx, cancel := context.WithTimeout(ctx, fetchWait)
 	defer cancel()
-	batch, err := b.cons.Fetch(n, jetstream.FetchContext(fctx))
+	batch, err := b.cons.Fetch(n, jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(fetchHeartbeat))
 	if err != nil {
 		t.release(n)
 		if ctx.Err() != nil {
