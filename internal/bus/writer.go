@@ -143,7 +143,9 @@ func (w *TurnWriter) fencedAsync(kind string, m *nats.Msg) error {
 	}
 	f, err := w.js.PublishMsgAsync(m)
 	if err != nil {
-		return fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
+		err = fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
+		w.fail(err)
+		return err
 	}
 	slot.last = f
 	return nil
@@ -161,7 +163,11 @@ func (w *TurnWriter) fail(err error) {
 func (w *TurnWriter) async(m *nats.Msg) error {
 	f, err := w.js.PublishMsgAsync(m)
 	if err != nil {
-		return fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
+		// Also kept for the next Flush: a caller that only logs it (an
+		// event, a marker) must not go on as if the record were stored.
+		err = fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
+		w.fail(err)
+		return err
 	}
 	w.mu.Lock()
 	w.pending = append(w.pending, f)
