@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -273,7 +274,7 @@ func TestChaosRandomKills(t *testing.T) {
 	gap := time.Duration(size(80, 100)) * time.Millisecond
 
 	stop := make(chan struct{})
-	var kills, toolKills int
+	var kills, toolKills atomic.Int32
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -285,28 +286,30 @@ func TestChaosRandomKills(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			if kills < wantKills {
+			if int(kills.Load()) < wantKills {
 				if ws := r.live("worker"); len(ws) > 0 {
 					ws[rng.IntN(len(ws))].kill()
-					kills++
+					kills.Add(1)
 					r.worker()
 				}
 			}
-			if toolKills < wantToolKills {
+			if int(toolKills.Load()) < wantToolKills {
 				if p := r.toolMidCall(); p != nil {
 					p.kill()
-					toolKills++
+					toolKills.Add(1)
 					r.toolWorker()
 				}
 			}
 		}
 	})
 	turns := r.pace("rk", sessions, perSession, gap)
-	r.eventually("the kills are done", settle, func() bool { return kills >= wantKills && toolKills >= wantToolKills })
+	r.eventually("the kills are done", settle, func() bool {
+		return int(kills.Load()) >= wantKills && int(toolKills.Load()) >= wantToolKills
+	})
 	close(stop)
 	wg.Wait()
 	r.awaitEnds(turns, settle)
-	r.verify("random kills", turns, fmt.Sprintf("; %d worker SIGKILLs, %d tool-worker SIGKILLs mid-call", kills, toolKills))
+	r.verify("random kills", turns, fmt.Sprintf("; %d worker SIGKILLs, %d tool-worker SIGKILLs mid-call", kills.Load(), toolKills.Load()))
 }
 
 // toolMidCall returns a live tool worker that is inside a call: the ledger
@@ -504,7 +507,7 @@ func TestChaosClusterLeaderKill(t *testing.T) {
 	r.worker()
 	r.toolWorker()
 	r.ready()
-	n := size(24, 100)
+	n := size(12, 100)
 	var turns []submitted
 	kills := 0
 	for i := range n {
