@@ -247,29 +247,11 @@ func (c *Cluster) Shutdown() {
 // Connect opens a client connection to the cluster (any node), closed when
 // the test ends. It reconnects forever, so it survives nodes being killed
 // and restarted.
-func (c *Cluster) Connect() *nats.Conn {
-	c.t.Helper()
-	nc, err := nats.Connect(c.URLs(),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(20*time.Millisecond),
-		nats.Name(c.t.Name()),
-	)
-	if err != nil {
-		c.t.Fatalf("natstest: connect to cluster: %v", err)
-	}
-	c.t.Cleanup(nc.Close)
-	return nc
-}
+func (c *Cluster) Connect() *nats.Conn { return connect(c.t, c.URLs()) }
 
 // JetStream opens a connection to the cluster and its JetStream context.
 func (c *Cluster) JetStream() (*nats.Conn, jetstream.JetStream) {
-	c.t.Helper()
-	nc := c.Connect()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		c.t.Fatalf("natstest: jetstream: %v", err)
-	}
-	return nc, js
+	return withJetStream(c.t, c.Connect())
 }
 
 // MetaLeader is the index of the node leading the JetStream meta group, or

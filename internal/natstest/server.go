@@ -77,27 +77,34 @@ func (s *Server) Restart() {
 
 // Connect opens a client connection closed when the test ends. It reconnects
 // forever, so it survives Restart.
-func (s *Server) Connect() *nats.Conn {
-	s.t.Helper()
-	nc, err := nats.Connect(s.URL(),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(20*time.Millisecond),
-		nats.Name(s.t.Name()),
-	)
-	if err != nil {
-		s.t.Fatalf("natstest: connect: %v", err)
-	}
-	s.t.Cleanup(nc.Close)
-	return nc
-}
+func (s *Server) Connect() *nats.Conn { return connect(s.t, s.URL()) }
 
 // JetStream opens a connection and its JetStream context.
 func (s *Server) JetStream() (*nats.Conn, jetstream.JetStream) {
-	s.t.Helper()
-	nc := s.Connect()
+	return withJetStream(s.t, s.Connect())
+}
+
+// connect opens a connection to urls that reconnects forever (it survives
+// restarts and killed nodes), closed when the test ends.
+func connect(t testing.TB, urls string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(urls,
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(20*time.Millisecond),
+		nats.Name(t.Name()),
+	)
+	if err != nil {
+		t.Fatalf("natstest: connect to %s: %v", urls, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func withJetStream(t testing.TB, nc *nats.Conn) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		s.t.Fatalf("natstest: jetstream: %v", err)
+		t.Fatalf("natstest: jetstream: %v", err)
 	}
 	return nc, js
 }
