@@ -2,7 +2,10 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -166,8 +169,7 @@ func (t Topology) Ensure(ctx context.Context, js jetstream.JetStream) error {
 	}
 	for _, cfg := range t.Streams() {
 		if err := call("stream "+cfg.Name, func(ctx context.Context) error {
-			_, err := js.CreateOrUpdateStream(ctx, cfg)
-			return err
+			return ensureStream(ctx, js, cfg)
 		}); err != nil {
 			return err
 		}
@@ -180,13 +182,57 @@ func (t Topology) Ensure(ctx context.Context, js jetstream.JetStream) error {
 	}
 	for _, kv := range []jetstream.KeyValueConfig{t.StateConfig(), t.ClaimsConfig()} {
 		if err := call("bucket "+kv.Bucket, func(ctx context.Context) error {
-			_, err := js.CreateOrUpdateKeyValue(ctx, kv)
+			_, err := EnsureBucket(ctx, js, kv)
 			return err
 		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ensureStream creates the stream, or updates it unless it is already
+// configured so: every worker ensures the topology when it starts, and a
+// needless update is not free (the server rewrites the stream's store
+// configuration, and nats-server 2.15 does so racing consumers being
+// created on it).
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	s, err := js.Stream(ctx, cfg.Name)
+	if err == nil && sameStream(s.CachedInfo().Config, cfg) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return err
+	}
+	_, err = js.CreateOrUpdateStream(ctx, cfg)
+	return err
+}
+
+// EnsureBucket opens a key-value bucket, creating it, or updating it
+// unless it is already configured so (see ensureStream).
+func EnsureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if err == nil {
+		st, serr := kv.Status(ctx)
+		if serr == nil && st.History() == int64(max(cfg.History, 1)) && st.TTL() == cfg.TTL &&
+			st.Config().Replicas == max(cfg.Replicas, 1) && st.Config().Storage == cfg.Storage && st.Config().Description == cfg.Description {
+			return kv, nil
+		}
+	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, err
+	}
+	return js.CreateOrUpdateKeyValue(ctx, cfg)
+}
+
+// sameStream reports whether have already is what want asks for, in the
+// fields the topology sets.
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
+		have.Storage == want.Storage && have.Replicas == max(want.Replicas, 1) &&
+		have.Retention == want.Retention && have.Discard == want.Discard &&
+		have.MaxAge == want.MaxAge && have.Duplicates == want.Duplicates &&
+		have.AllowDirect == want.AllowDirect && have.AllowRollup == want.AllowRollup &&
+		reflect.DeepEqual(have.RePublish, want.RePublish)
 }
 
 // ensureCallTimeout bounds one request of Ensure.

@@ -139,7 +139,7 @@ func (t *tool) bindOnce(ctx context.Context) (binding, error) {
 		ResultMaxAge: results.CachedInfo().Config.MaxAge,
 		AckWait:      t.ackWait,
 	}
-	kv, err := t.js.CreateOrUpdateKeyValue(ctx, topo.ClaimsConfig())
+	kv, err := bus.EnsureBucket(ctx, t.js, topo.ClaimsConfig())
 	if err != nil {
 		return binding{}, fmt.Errorf("bucket %s: %w", bus.ClaimsBucket, err)
 	}
