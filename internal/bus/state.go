@@ -115,24 +115,3 @@ func (s *State) Delete(ctx context.Context, key string, rev uint64) error {
 	}
 	return fmt.Errorf("bus: state %s: %w", key, err)
 }
-
-// Keys calls fn with each key matching filter (a subject-style pattern
-// such as "=intake.>") until fn returns false or max keys were seen.
-func (s *State) Keys(ctx context.Context, filter string, max int, fn func(key string) bool) error {
-	l, err := s.kv.ListKeysFiltered(ctx, filter)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil
-		}
-		return fmt.Errorf("bus: state keys %s: %w", filter, err)
-	}
-	defer l.Stop() //nolint:errcheck // stopping a finished lister
-	n := 0
-	for k := range l.Keys() {
-		n++
-		if !fn(k) || n >= max {
-			return nil
-		}
-	}
-	return nil
-}

@@ -49,18 +49,19 @@ type guard struct {
 // finds the key already there knows an earlier delivery died inside decode
 // (a crash no recover can catch: a stack overflow, the OOM killer, SIGKILL):
 //
-//   - if that process was decoding this request alone (no other intake key
-//     names it), the request is the culprit: it is dead-lettered without
-//     being decoded again, after two deliveries;
-//   - if it was decoding others too, the death cannot be blamed on one of
-//     them: each is decoded once more, alone in its process (no other
-//     decode runs beside it), and a request whose isolated decode dies is
-//     dead-lettered at its next delivery. An innocent request caught in a
-//     crash thus runs, and a poison one gets at most three deliveries.
+//   - one death is never blamed on the request: the process may have been
+//     killed for another reason (an operator, a node failure, the OOM
+//     killer for another request, a request decoded beside it). The
+//     request is decoded once more, alone in its process (no other decode
+//     runs beside it);
+//   - a request whose isolated decode died too is the culprit: it is
+//     dead-lettered at its next delivery without being decoded again. An
+//     innocent request caught in a crash thus runs, and a poison one is
+//     decoded twice, in at most three deliveries.
 //
 // Waiting for a decode slot is not decoding: the key is written once the
-// slot is taken. A dead-lettered request's key is kept (until the bucket's
-// TTL) so that the requests that died beside it still see the shared death.
+// slot is taken. A dead-lettered request's key is kept until the bucket's
+// TTL.
 //
 // handled is true when the delivery was settled here (handed back or
 // dead-lettered); otherwise req, codec and schemas are the admitted request.
@@ -92,16 +93,12 @@ func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta 
 	w.decodeGate.RUnlock()
 	w.releaseDecodeSlot(n)
 	var g guard
-	_ = json.Unmarshal(prev.Value, &g) // an unreadable guard blames the request
-	shared, err := w.sharedDeath(ctx, g, key)
-	if err != nil {
-		log.Warn().Err(err).Msg("cannot read the intake guards; handing the request back")
-		w.settle(msg, log, nakLater)
-		return nil, nil, nil, true
+	if json.Unmarshal(prev.Value, &g) != nil {
+		g.Isolated = true // an unreadable guard blames the request
 	}
-	if !g.Isolated && shared {
+	if !g.Isolated {
 		// Decoded alone in this process: no other decode runs beside it.
-		log.Warn().Uint64("died_at_delivery", g.Delivery).Msg("an earlier delivery died decoding this request among others; decoding it alone")
+		log.Warn().Uint64("died_at_delivery", g.Delivery).Msg("an earlier delivery died decoding this request; decoding it alone")
 		w.decodeGate.Lock()
 		defer w.decodeGate.Unlock()
 		g.Isolated, g.Delivery = true, meta.NumDelivered
@@ -144,39 +141,6 @@ func (w *Worker) decodeGuardedBy(ctx context.Context, msg delivery, session stri
 		return nil, nil, nil, true
 	}
 	return req, codec, schemas, false
-}
-
-// maxGuardScan bounds the intake keys read to judge one death.
-const maxGuardScan = 10_000
-
-// sharedDeath reports whether the process that left guard g on key left
-// another intake guard too: it died decoding more than one request.
-func (w *Worker) sharedDeath(ctx context.Context, g guard, key string) (bool, error) {
-	if g.Owner == "" {
-		return false, nil
-	}
-	shared := false
-	var getErr error
-	err := w.state.Keys(ctx, intakePrefix+">", maxGuardScan, func(k string) bool {
-		if k == key {
-			return true
-		}
-		b, ok, err := w.state.Get(ctx, k)
-		if err != nil {
-			getErr = err
-			return false
-		}
-		var other guard
-		if ok && json.Unmarshal(b, &other) == nil && other.Owner == g.Owner {
-			shared = true
-			return false
-		}
-		return true
-	})
-	if err == nil {
-		err = getErr
-	}
-	return shared, err
 }
 
 // decodeGuarded is decode with a panic turned into a rejection.

@@ -185,6 +185,10 @@ func (r *rig) awaitEnds(turns []submitted, bound time.Duration) {
 					some = append(some, k)
 				}
 			}
+			for _, k := range some {
+				session, turn, _ := strings.Cut(k, "/")
+				r.t.Logf("%s: what the processes logged of it:\n%s", k, r.logsOf(session, turn))
+			}
 			r.t.Fatalf("%d turns have no terminal event after %v (e.g. %v)", len(pending), bound, some)
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -598,4 +602,20 @@ func (r *rig) explainFailures(turns []submitted) {
 		}
 		r.t.Logf("failed %s/%s:\n  %s", s.session, s.turn, strings.Join(line, "\n  "))
 	}
+}
+
+// logsOf gathers the log lines of every process about a turn.
+func (r *rig) logsOf(session, turn string) string {
+	r.mu.Lock()
+	procs := append(append([]*proc(nil), r.workers...), r.tools...)
+	r.mu.Unlock()
+	var out []string
+	for _, p := range procs {
+		for _, l := range strings.Split(p.stderr.String(), "\n") {
+			if strings.Contains(l, `"session_id":"`+session+`"`) && strings.Contains(l, `"turn_id":"`+turn+`"`) {
+				out = append(out, l)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }

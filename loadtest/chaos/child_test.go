@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 }
 
 func childLog() zerolog.Logger {
-	return zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Int("pid", os.Getpid()).Logger()
+	return zerolog.New(os.Stderr).Level(zerolog.InfoLevel).With().Int("pid", os.Getpid()).Logger()
 }
 
 // runWorker is a worker process.
@@ -203,7 +203,7 @@ func start(t *testing.T, role string, env ...string) *proc {
 	t.Cleanup(func() {
 		p.kill()
 		if t.Failed() {
-			t.Logf("%s %d stderr (last lines):\n%s", role, cmd.Process.Pid, lastLines(p.stderr.String(), 15))
+			t.Logf("%s %d stderr (last warnings):\n%s", role, cmd.Process.Pid, lastLines(warnings(p.stderr.String()), 15))
 		}
 	})
 	return p
@@ -260,4 +260,15 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// warnings keeps the lines of a child's log that are not info.
+func warnings(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.Contains(l, `"level":"info"`) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
