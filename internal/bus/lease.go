@@ -55,8 +55,9 @@ type Lease struct {
 	rev uint64
 	rec LeaseRecord
 	// fences holds the sequence of this holder's marker per fenced kind.
-	fences map[string]uint64
-	subj   map[string]string
+	fences  map[string]uint64
+	subj    map[string]string
+	headers map[string]fenceHeader
 }
 
 // LeaseRecord is the value of a session's lease key.
@@ -73,8 +74,6 @@ type LeaseRecord struct {
 	Deliveries int `json:"deliveries"`
 	// Owner names the worker process that took it.
 	Owner string `json:"owner"`
-	// Released is set when the holder ended its turn.
-	Released bool `json:"released,omitempty"`
 	// Fences are the marker sequences the last holder wrote (as of its
 	// release), the expected sequences of the next take's markers.
 	Fences map[string]uint64 `json:"fences,omitempty"`
@@ -82,6 +81,9 @@ type LeaseRecord struct {
 
 // FencedKinds are the streams a lease fences with markers.
 var FencedKinds = []string{"message", "chunk", "event"}
+
+// fencedStreams names the stream of each fenced kind.
+var fencedStreams = map[string]string{"message": wire.StreamMessages, "chunk": wire.StreamChunks, "event": wire.StreamEvents}
 
 // LeaseKey is the TURN_STATE key of a session's lease.
 func LeaseKey(session string) string { return session + ".=lease" }
@@ -164,6 +166,7 @@ func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string,
 		if err != nil {
 			return nil, err
 		}
+		l.fenceHeaders()
 		return l, nil
 	}
 }
@@ -259,8 +262,7 @@ func (l *Lease) mark(ctx context.Context) error {
 func (l *Lease) lastMarker(ctx context.Context, kind string) (seq, epoch uint64, err error) {
 	ctx, cancel := op(ctx)
 	defer cancel()
-	name := map[string]string{"message": wire.StreamMessages, "chunk": wire.StreamChunks, "event": wire.StreamEvents}[kind]
-	s, err := l.js.Stream(ctx, name)
+	s, err := l.js.Stream(ctx, fencedStreams[kind])
 	if err != nil {
 		return 0, 0, fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
 	}
@@ -306,7 +308,6 @@ func (l *Lease) Held(ctx context.Context) (bool, error) {
 // lost. After Release nothing may be written under the lease.
 func (l *Lease) Release(ctx context.Context) error {
 	rec := l.rec
-	rec.Released = true
 	rec.Fences = l.fences
 	data, _ := json.Marshal(rec)
 	ctx, cancel := op(ctx)
@@ -322,9 +323,24 @@ func (l *Lease) Release(ctx context.Context) error {
 
 // fence sets the headers that make a record of kind refused once the lease
 // is lost.
+// The header values are built once per holding (fenceHeaders): a chunk is
+// published per provider frame.
 func (l *Lease) fence(kind string, h nats.Header) {
-	h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(l.fences[kind], 10)}
-	h[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{l.subj[kind]}
+	v := l.headers[kind]
+	h[jetstream.ExpectedLastSubjSeqHeader] = v.seq
+	h[jetstream.ExpectedLastSubjSeqSubjHeader] = v.subject
+}
+
+// fenceHeader holds the values of a kind's fence headers, shared (read
+// only) by every record of the holding.
+type fenceHeader struct{ seq, subject []string }
+
+// fenceHeaders builds the fence header values once the markers are written.
+func (l *Lease) fenceHeaders() {
+	l.headers = make(map[string]fenceHeader, len(FencedKinds))
+	for _, kind := range FencedKinds {
+		l.headers[kind] = fenceHeader{seq: []string{strconv.FormatUint(l.fences[kind], 10)}, subject: []string{l.subj[kind]}}
+	}
 }
 
 // State is the worker-only state as this holder may write it: every put is
