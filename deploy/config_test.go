@@ -1,8 +1,11 @@
 package deploy
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/turnstream/turnstream/internal/config"
 )
@@ -42,23 +45,48 @@ func TestServerConfig(t *testing.T) {
 		}
 	}
 	for _, r := range roles {
-		want := "TURNSTREAM"
-		if r.user == "sys" {
-			want = "SYS"
-		}
-		if users[r.user] != want {
-			t.Errorf("user %s is in account %q; want %q", r.user, users[r.user], want)
+		if users[r.user] != r.account {
+			t.Errorf("user %s is in account %q; want %q", r.user, users[r.user], r.account)
 		}
 	}
 	if len(users) != len(roles) {
 		t.Errorf("users = %v; want exactly %d", users, len(roles))
 	}
 	for _, u := range opts.Users {
-		if u.Username != "sys" && u.Permissions == nil {
+		if u.Username != "sys" && u.Username != "operator" && u.Permissions == nil {
 			t.Errorf("user %s has no permissions: it could publish anything", u.Username)
 		}
 		if u.Password != password(u.Username) {
 			t.Errorf("user %s: password is not the one from its environment variable", u.Username)
+		}
+		// Replies only on the user's own inbox prefix: never another
+		// user's, nor every inbox.
+		if p := u.Permissions; p != nil && p.Subscribe != nil {
+			for _, s := range p.Subscribe.Allow {
+				if strings.HasPrefix(s, "_INBOX") && s != inbox(u.Username)+".>" {
+					t.Errorf("user %s may subscribe to %q; want only its own inbox %s.>", u.Username, s, inbox(u.Username))
+				}
+				if s == ">" || strings.HasPrefix(s, "_R_") || strings.HasPrefix(s, "$") {
+					t.Errorf("user %s may subscribe to %q", u.Username, s)
+				}
+			}
+		}
+	}
+	// The store is encrypted with the key from the environment.
+	if opts.JetStreamCipher != server.ChaCha || opts.JetStreamKey != testKey {
+		t.Errorf("jetstream cipher %v, key from env %v; want chachapoly with $%s", opts.JetStreamCipher, opts.JetStreamKey == testKey, keyEnv)
+	}
+
+	// Only TURNSTREAM has JetStream: the other accounts reach the streams
+	// only through what they import.
+	srv := startServer(t, opts)
+	for _, r := range roles {
+		acc, err := srv.LookupAccount(r.account)
+		if err != nil {
+			t.Fatalf("account %s: %v", r.account, err)
+		}
+		if got, want := acc.JetStreamEnabled(), r.account == "TURNSTREAM"; got != want {
+			t.Errorf("account %s: JetStream enabled = %v; want %v", r.account, got, want)
 		}
 	}
 }
@@ -69,11 +97,7 @@ func TestServerConfig(t *testing.T) {
 func TestServerConfigNeedsPasswords(t *testing.T) {
 	for _, missing := range roles {
 		t.Run(missing.user, func(t *testing.T) {
-			for _, r := range roles {
-				if r != missing {
-					t.Setenv(r.env, password(r.user))
-				}
-			}
+			setPasswords(t)
 			t.Setenv(missing.env, "")
 			// t.Setenv restores the variable afterwards; an empty value still
 			// counts as set, so unset it for the parse.
@@ -83,6 +107,13 @@ func TestServerConfigNeedsPasswords(t *testing.T) {
 			}
 		})
 	}
+	t.Run("key", func(t *testing.T) {
+		setPasswords(t)
+		unsetenv(t, keyEnv)
+		if _, err := loadConfigErr(serverConf); err == nil {
+			t.Errorf("ProcessConfigFile() without %s = nil error; want an error", keyEnv)
+		}
+	})
 }
 
 // TestWorkerConfig loads the example worker config as `turnstream worker`

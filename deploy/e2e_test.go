@@ -21,17 +21,12 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// TestTurnWithRoles runs a whole turn with tools on a server started from
-// nats-server.conf, each component connected as the user of its role: a
-// worker (worker), the demo tool worker (toolworker), a client submitting
-// and following the turn (client) and an audit tap (auditor). None of them
-// may hit a permissions violation.
-func TestTurnWithRoles(t *testing.T) {
-	setPasswords(t)
-	srv := startServer(t, loadConfig(t, serverConf))
-	url := srv.ClientURL()
+// stack runs a worker (as worker) and the demo tool worker (as
+// toolworker) on the server at url until the test ends, and returns their
+// connections.
+func stack(t *testing.T, url string) (wc, tc *conn) {
+	t.Helper()
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-
 	mock := httptest.NewServer(mockllm.New(mockllm.Default(mockllm.DefaultOptions{})))
 	t.Cleanup(mock.Close)
 	cfg := config.Mock(mock.URL + "/v1")
@@ -44,9 +39,11 @@ func TestTurnWithRoles(t *testing.T) {
 		done = append(done, ch)
 		go func() { ch <- fn(runCtx) }()
 	}
-	// Deferred, not a Cleanup: the components stop before their
-	// connections close.
-	defer func() {
+	wc = connect(t, url, "worker")
+	tc = connect(t, url, "toolworker")
+	// Registered after the connections' cleanups, so it runs first: the
+	// components stop before their connections close.
+	t.Cleanup(func() {
 		stop()
 		for _, ch := range done {
 			select {
@@ -58,16 +55,12 @@ func TestTurnWithRoles(t *testing.T) {
 				t.Error("a component did not stop")
 			}
 		}
-	}()
-
-	wc := connect(t, url, "worker")
+	})
 	w, err := worker.New(ctxFor(t), worker.Options{Conn: wc.Conn, Config: cfg, Log: log, HTTPClient: &http.Client{}})
 	if err != nil {
 		t.Fatalf("worker.New() = %v", err)
 	}
 	run(w.Run)
-
-	tc := connect(t, url, "toolworker")
 	tjs, err := jetstream.New(tc.Conn)
 	if err != nil {
 		t.Fatalf("jetstream.New() = %v", err)
@@ -75,6 +68,19 @@ func TestTurnWithRoles(t *testing.T) {
 	run(func(ctx context.Context) error {
 		return toolworker.Serve(ctx, tjs, demotools.Handlers(), toolworker.WithIdempotent(demotools.Idempotent()...), toolworker.WithLogger(log))
 	})
+	return wc, tc
+}
+
+// TestTurnWithRoles runs a whole turn with tools on a server started from
+// nats-server.conf, each component connected as the user of its role: a
+// worker (worker), the demo tool worker (toolworker), a client submitting
+// and following the turn (client) and an audit tap (auditor). None of them
+// may hit a permissions violation.
+func TestTurnWithRoles(t *testing.T) {
+	setPasswords(t)
+	srv := startServer(t, loadConfig(t, serverConf))
+	url := srv.ClientURL()
+	wc, tc := stack(t, url)
 
 	// The auditor taps the session's events from the start.
 	ac := connect(t, url, "auditor")

@@ -3,6 +3,9 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,342 +13,618 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/turnstream/turnstream/internal/bus"
-	"github.com/turnstream/turnstream/pkg/client"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// TestPermissions starts a server from nats-server.conf and exercises each
-// role against it: what a role needs works, and what it must not do is
-// refused by the server (a permissions violation) and has no effect.
-func TestPermissions(t *testing.T) {
+// The permission matrix: every role, connected as its user to a server
+// started from nats-server.conf, tries what it needs (which must work) and
+// what it must not do (which the server must refuse, with no effect):
+// reading other roles' replies, writing records directly or through a
+// reply subject, reaching the worker-only state and raw provider bytes,
+// creating or re-pointing consumers, managing streams. The table it logs
+// (attempts, allowed, denied per user) is the matrix of deploy/README.md.
+
+// want is what an attempt must come to.
+type want int
+
+const (
+	allowed want = iota
+	denied
+)
+
+// attempt is one action of one user.
+type attempt struct {
+	user string
+	what string
+	want want
+	// try performs the action and reports whether it took effect (a reply,
+	// a record stored or received), with what was seen.
+	try func(t *testing.T, m *matrix) (took bool, seen string)
+}
+
+// matrix is the server, the users' connections and the records the
+// attempts need.
+type matrix struct {
+	url   string
+	conns map[string]*conn
+	js    map[string]jetstream.JetStream
+	topo  bus.Topology
+	// op is the operator's JetStream: it checks what the attempts stored.
+	op jetstream.JetStream
+	// wrote counts, negatively, the records the test itself stored per
+	// stream after the first snapshot.
+	wrote map[string]uint64
+}
+
+func (m *matrix) conn(user string) *conn { return m.conns[user] }
+
+// denyWait bounds the wait for a refusal; it is reached only when an
+// attempt that must be refused was not.
+const denyWait = 15 * time.Second
+
+// violated waits until the server has refused op ("Publish" or
+// "Subscription") on subject for c, or denyWait passes.
+func (c *conn) violated(op, subject string) bool {
+	deadline := time.Now().Add(denyWait)
+	for !c.errs.violation(op, subject) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// trySub subscribes c to subject and reports whether the server kept the
+// subscription.
+func trySub(c *conn, subject string) (bool, string) {
+	sub, err := c.SubscribeSync(subject)
+	if err != nil {
+		return false, err.Error()
+	}
+	defer sub.Unsubscribe()
+	if err := c.FlushTimeout(wait); err != nil {
+		return false, err.Error()
+	}
+	if c.violated("Subscription", subject) {
+		return false, "permissions violation"
+	}
+	return true, "subscribed"
+}
+
+// tryPub publishes on subject (core NATS) and reports whether the server
+// took it.
+func tryPub(c *conn, subject string, h nats.Header) (bool, string) {
+	if err := c.PublishMsg(&nats.Msg{Subject: subject, Header: h, Data: []byte(`{"forged":true}`)}); err != nil {
+		return false, err.Error()
+	}
+	if err := c.FlushTimeout(wait); err != nil {
+		return false, err.Error()
+	}
+	if c.violated("Publish", subject) {
+		return false, "permissions violation"
+	}
+	return true, "published"
+}
+
+// tryReq sends a request with the given reply subject (a fresh inbox of c
+// when empty) and reports whether a successful answer came back: a
+// refusal, no responders or a JetStream API error is no effect.
+func tryReq(c *conn, subject, reply string, h nats.Header, data []byte) (bool, string) {
+	inbox := c.NewRespInbox()
+	if reply == "" {
+		reply = inbox
+	}
+	sub, err := c.SubscribeSync(inbox)
+	if err != nil {
+		return false, err.Error()
+	}
+	defer sub.Unsubscribe()
+	if err := c.PublishMsg(&nats.Msg{Subject: subject, Reply: reply, Header: h, Data: data}); err != nil {
+		return false, err.Error()
+	}
+	if err := c.FlushTimeout(wait); err != nil {
+		return false, err.Error()
+	}
+	deadline := time.Now().Add(denyWait)
+	for time.Now().Before(deadline) {
+		if c.errs.violation("Publish", subject) {
+			return false, "permissions violation"
+		}
+		if reply != inbox {
+			// Answered elsewhere: the caller checks where it landed.
+			time.Sleep(100 * time.Millisecond)
+			return false, "reply sent to " + reply
+		}
+		r, err := sub.NextMsg(10 * time.Millisecond)
+		if errors.Is(err, nats.ErrTimeout) {
+			continue
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		if r.Header.Get("Status") == "503" {
+			return false, "no responders"
+		}
+		if strings.Contains(string(r.Data), `"error"`) {
+			return false, "API error: " + string(r.Data)
+		}
+		return true, "answered"
+	}
+	return false, "no answer"
+}
+
+// jsAPI is a request to the JetStream API with a JSON body.
+func jsAPI(user, subject, body string) func(*testing.T, *matrix) (bool, string) {
+	return func(_ *testing.T, m *matrix) (bool, string) {
+		return tryReq(m.conn(user), subject, "", nil, []byte(body))
+	}
+}
+
+func sub(user, subject string) func(*testing.T, *matrix) (bool, string) {
+	return func(_ *testing.T, m *matrix) (bool, string) { return trySub(m.conn(user), subject) }
+}
+
+func pub(user, subject string) func(*testing.T, *matrix) (bool, string) {
+	return func(_ *testing.T, m *matrix) (bool, string) { return tryPub(m.conn(user), subject, nil) }
+}
+
+// stored reports whether stream holds a record on subject.
+func (m *matrix) stored(t *testing.T, stream, subject string) bool {
+	t.Helper()
+	s, err := m.op.Stream(ctxFor(t), stream)
+	if err != nil {
+		t.Fatalf("operator: stream %s: %v", stream, err)
+	}
+	_, err = s.GetLastMsgForSubject(ctxFor(t), subject)
+	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Fatalf("operator: last record of %s in %s: %v", subject, stream, err)
+	}
+	return err == nil
+}
+
+// replyTrick sends a request the user may send, with a reply subject of a
+// stream the user must not write, and reports whether the answer was
+// stored there.
+func replyTrick(user, subject, replyTo, stream string, h nats.Header) func(*testing.T, *matrix) (bool, string) {
+	return func(t *testing.T, m *matrix) (bool, string) {
+		tryReq(m.conn(user), subject, replyTo, h, []byte(`{}`))
+		if m.stored(t, stream, replyTo) {
+			return true, "the answer was stored in " + stream
+		}
+		return false, "nothing stored in " + stream
+	}
+}
+
+// snapshot is, per stream and bucket, its last sequence and consumer
+// count, and the consumers of the tool work queue with their settings.
+func (m *matrix) snapshot(t *testing.T) map[string]string {
+	t.Helper()
+	ctx := ctxFor(t)
+	out := map[string]string{}
+	for info := range m.op.ListStreams(ctx).Info() {
+		out[info.Config.Name] = fmt.Sprintf("last=%d consumers=%d", info.State.LastSeq+m.wrote[info.Config.Name], info.State.Consumers)
+	}
+	tools, err := m.op.Stream(ctx, wire.StreamTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range tools.ListConsumers(ctx).Info() {
+		out["consumer "+c.Name] = fmt.Sprintf("filter=%s ack_wait=%s ack=%s deliver=%q", c.Config.FilterSubject, c.Config.AckWait, c.Config.AckPolicy, c.Config.DeliverSubject)
+	}
+	return out
+}
+
+// publish stores a record as the worker, counted so that the snapshots
+// tell the attempts' writes from the test's own.
+func (m *matrix) publish(t *testing.T, subject string) {
+	t.Helper()
+	ack, err := m.js["worker"].Publish(ctxFor(t), subject, []byte(`{}`))
+	if err != nil {
+		t.Fatalf("worker: publish %s: %v", subject, err)
+	}
+	m.wrote[ack.Stream]--
+}
+
+// changed lists what differs between two snapshots, but for the streams
+// the allowed attempts write.
+func changed(before, after map[string]string, mayWrite ...string) []string {
+	var diff []string
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		if before[k] != after[k] && !slices.Contains(mayWrite, k) {
+			diff = append(diff, fmt.Sprintf("%s: %q -> %q", k, before[k], after[k]))
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			diff = append(diff, k+": gone")
+		}
+	}
+	return diff
+}
+
+// TestPermissionMatrix runs every attempt of every role and logs the
+// matrix.
+func TestPermissionMatrix(t *testing.T) {
 	setPasswords(t)
 	srv := startServer(t, loadConfig(t, serverConf))
-	url := srv.ClientURL()
-
-	// The worker creates the topology, as every worker does at start.
-	worker := connect(t, url, "worker")
-	wjs, err := jetstream.New(worker.Conn)
-	if err != nil {
-		t.Fatalf("jetstream.New() = %v", err)
+	m := &matrix{url: srv.ClientURL(), conns: map[string]*conn{}, js: map[string]jetstream.JetStream{}, wrote: map[string]uint64{}}
+	for _, r := range roles {
+		if r.user == "sys" {
+			continue
+		}
+		c := connect(t, m.url, r.user)
+		js, err := jetstream.New(c.Conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.conns[r.user], m.js[r.user] = c, js
 	}
-	topo := bus.Topology{}
-	if err := topo.Ensure(ctxFor(t), wjs); err != nil {
+	m.op = m.js["operator"]
+
+	// The worker creates the topology, as every worker does at start, and
+	// the consumer of get_time, as at its first call; the records the
+	// readers read are in place.
+	wjs := m.js["worker"]
+	ctx := ctxFor(t)
+	if err := m.topo.Ensure(ctx, wjs); err != nil {
 		t.Fatalf("worker: Topology.Ensure() = %v", err)
 	}
+	if _, err := m.topo.EnsureToolConsumer(ctx, wjs, "get_time"); err != nil {
+		t.Fatalf("worker: tool consumer: %v", err)
+	}
+	for _, subject := range []string{"turn.chunk.m.t1", "turn.message.m", "turn.event.m", "turn.result.m"} { // RAWTODO
+		m.publish(t, subject)
+	}
+	clear(m.wrote)
 
-	t.Run("worker", func(t *testing.T) {
-		ctx := ctxFor(t)
-		for _, cfg := range topo.Streams() {
-			if _, err := wjs.Stream(ctx, cfg.Name); err != nil {
-				t.Errorf("worker: stream %s: %v", cfg.Name, err)
+	attempts := slices.Concat(workerAttempts(), clientAttempts(), toolworkerAttempts(), auditorAttempts(), operatorAttempts())
+
+	type tally struct{ attempts, allowed, denied int }
+	tallies := map[string]*tally{}
+	before := m.snapshot(t)
+	for _, a := range attempts {
+		if tallies[a.user] == nil {
+			tallies[a.user] = &tally{}
+		}
+		tl := tallies[a.user]
+		tl.attempts++
+		start := time.Now()
+		took, seen := a.try(t, m)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Logf("%s: %s: took %s (%s)", a.user, a.what, d.Round(time.Millisecond), seen)
+		}
+		if took {
+			tl.allowed++
+		} else {
+			tl.denied++
+		}
+		switch {
+		case a.want == allowed && !took:
+			t.Errorf("%s: %s: refused (%s); want allowed", a.user, a.what, seen)
+		case a.want == denied && took:
+			t.Errorf("%s: %s: took effect (%s); want refused", a.user, a.what, seen)
+		}
+	}
+	// Nothing but what the allowed attempts write changed.
+	after := m.snapshot(t)
+	if diff := changed(before, after, wire.StreamSubmit, wire.StreamResults, "KV_"+bus.ClaimsBucket); len(diff) > 0 {
+		t.Errorf("the attempts changed %v", diff)
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-11s %8s %8s %7s\n", "user", "attempts", "allowed", "denied")
+	total := tally{}
+	for _, r := range roles {
+		tl := tallies[r.user]
+		if tl == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "%-11s %8d %8d %7d\n", r.user, tl.attempts, tl.allowed, tl.denied)
+		total.attempts += tl.attempts
+		total.allowed += tl.allowed
+		total.denied += tl.denied
+	}
+	fmt.Fprintf(&b, "%-11s %8d %8d %7d", "all", total.attempts, total.allowed, total.denied)
+	t.Log(b.String())
+}
+
+// workerAttempts: workers run turns, but do not manage what holds state
+// they cannot rebuild, nor read replies of other users of their account.
+func workerAttempts() []attempt {
+	const u = "worker"
+	return []attempt{
+		{u, "stream info of every stream", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			for _, cfg := range m.topo.Streams() {
+				if _, err := m.js[u].Stream(ctxFor(t), cfg.Name); err != nil {
+					return false, err.Error()
+				}
 			}
-		}
-		// Ensure again: the update path of a running deployment.
-		if err := topo.Ensure(ctx, wjs); err != nil {
-			t.Errorf("worker: second Topology.Ensure() = %v", err)
-		}
-		// Publish on every subject kind of the topology, stored and acked.
-		for _, subject := range []string{
-			"turn.submit.perm", "turn.chunk.perm.t1", "turn.message.perm", "turn.event.perm",
-			"turn.tool.get_time", "turn.result.perm", "turn.dead.perm",
-		} {
-			if _, err := wjs.Publish(ctx, subject, []byte(`{}`)); err != nil {
-				t.Errorf("worker: publish %s: %v", subject, err)
+			return true, "read"
+		}},
+		{u, "update the topology again", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			if err := m.topo.Ensure(ctxFor(t), m.js[u]); err != nil {
+				return false, err.Error()
 			}
-		}
-		if err := worker.Publish("turn.cancel.perm", []byte(`{}`)); err != nil {
-			t.Errorf("worker: publish turn.cancel.perm: %v", err)
-		}
-		if _, err := topo.EnsureToolConsumer(ctx, wjs, "anything"); err != nil {
-			t.Errorf("worker: tool consumer: %v", err)
-		}
-		// The worker-only state bucket: write and read.
-		wb, err := bus.New(ctx, wjs, wire.Subjects{})
-		if err != nil {
-			t.Fatalf("worker: bus.New() = %v", err)
-		}
-		state, err := wb.State(ctx)
-		if err != nil {
-			t.Fatalf("worker: state bucket: %v", err)
-		}
-		if err := state.Put(ctx, "perm.t1.1", []byte(`{"v":1}`)); err != nil {
-			t.Errorf("worker: state put: %v", err)
-		}
-		if _, ok, err := state.Get(ctx, "perm.t1.1"); err != nil || !ok {
-			t.Errorf("worker: state get = %v, %v; want the value", ok, err)
-		}
-		worker.expectNoErrors(t)
+			return true, "ensured"
+		}},
+		{u, "delete TURN_MESSAGES", denied, jsAPI(u, "$JS.API.STREAM.DELETE.TURN_MESSAGES", "")},
+		{u, "purge TURN_SUBMIT", denied, jsAPI(u, "$JS.API.STREAM.PURGE.TURN_SUBMIT", "")},
+		{u, "delete the turn-workers consumer", denied, jsAPI(u, "$JS.API.CONSUMER.DELETE.TURN_SUBMIT.turn-workers", "")},
+		{u, "subscribe to every inbox", denied, sub(u, "_INBOX.>")},
+		{u, "subscribe to the operator's inbox", denied, sub(u, "_INBOX_operator.>")},
+		{u, "subscribe to the answers of imported requests", denied, sub(u, "_R_.>")},
+	}
+}
 
-		// Deleting or purging streams is an operator's task.
-		if err := wjs.DeleteStream(shortCtx(t), wire.StreamMessages); err == nil {
-			t.Error("worker: DeleteStream(TURN_MESSAGES) = nil error; want refused")
+// clientAttempts: clients submit, cancel and follow; nothing else.
+func clientAttempts() []attempt {
+	const u = "client"
+	live := func(subject, stored string) func(*testing.T, *matrix) (bool, string) {
+		return func(t *testing.T, m *matrix) (bool, string) {
+			s, err := m.conn(u).SubscribeSync(subject)
+			if err != nil {
+				return false, err.Error()
+			}
+			defer s.Unsubscribe()
+			if err := m.conn(u).FlushTimeout(wait); err != nil {
+				return false, err.Error()
+			}
+			m.publish(t, stored)
+			r, err := s.NextMsg(wait)
+			if err != nil {
+				return false, err.Error()
+			}
+			if r.Header.Get("Nats-Sequence") == "" {
+				return false, "no Nats-Sequence header"
+			}
+			return true, "received " + r.Subject
 		}
-		worker.expectViolation(t, "Publish", "$JS.API.STREAM.DELETE.TURN_MESSAGES")
-		// Nor the durable consumer that holds the work queue's state.
-		if err := wjs.DeleteConsumer(shortCtx(t), wire.StreamSubmit, bus.WorkerConsumer); err == nil {
-			t.Error("worker: DeleteConsumer(turn-workers) = nil error; want refused")
-		}
-		worker.expectViolation(t, "Publish", "$JS.API.CONSUMER.DELETE.TURN_SUBMIT.turn-workers")
-	})
-
-	t.Run("client", func(t *testing.T) {
-		c := connect(t, url, "client")
-		ctx := ctxFor(t)
-		cl, err := client.New(c.Conn)
-		if err != nil {
-			t.Fatalf("client.New() = %v", err)
-		}
-		// Submit: a JetStream publish to TURN_SUBMIT, after subscribing to
-		// the turn's live subjects.
-		turn, err := cl.Submit(ctx, wire.TurnRequest{
-			SessionID: "perm-client", TurnID: "t1",
-			Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hi"}},
-		})
-		if err != nil {
-			t.Fatalf("client: Submit() = %v", err)
-		}
-		// The worker writes the turn; the client follows it to its end
-		// through the live subjects and direct gets, with no consumer.
-		for _, r := range []struct {
-			subject string
-			record  any
-		}{
-			{"turn.chunk.perm-client.t1", &wire.Chunk{SessionID: "perm-client", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Delta: &wire.Delta{Text: "hello"}}},
-			{"turn.message.perm-client", &wire.Message{SessionID: "perm-client", TurnID: "t1", Seq: 1, Role: wire.RoleAssistant, Content: "hello"}},
-			{"turn.event.perm-client", &wire.SessionEvent{Type: wire.EventTurnCompleted, SessionID: "perm-client", TurnID: "t1"}},
-		} {
-			data, err := wire.JSON.Marshal(r.record)
+	}
+	batch := func(stream string) func(*testing.T, *matrix) (bool, string) {
+		return jsAPI(u, "$JS.API.DIRECT.GET."+stream, `{"seq":1,"batch":2}`)
+	}
+	cases := []attempt{
+		{u, "submit a turn", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			ack, err := m.js[u].Publish(ctxFor(t), "turn.submit.m-client", []byte(`{}`), jetstream.WithMsgID("m-client/t1"))
+			if err != nil {
+				return false, err.Error()
+			}
+			return ack.Stream == wire.StreamSubmit, "stored in " + ack.Stream
+		}},
+		{u, "cancel a turn", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			s, err := m.conn("worker").SubscribeSync("turn.cancel.m-client")
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := &nats.Msg{Subject: r.subject, Data: data, Header: nats.Header{wire.HeaderContentType: {wire.ContentTypeJSON}}}
-			if _, err := wjs.PublishMsg(ctx, m); err != nil {
-				t.Fatalf("worker: publish %s: %v", r.subject, err)
+			defer s.Unsubscribe()
+			if err := m.conn("worker").FlushTimeout(wait); err != nil {
+				t.Fatal(err)
 			}
-		}
-		res, err := turn.Wait(ctx)
-		if err != nil {
-			t.Fatalf("client: Wait() = %v", err)
-		}
-		if res.Terminal.Type != wire.EventTurnCompleted || res.Chunks != 1 || res.Text != "hello" {
-			t.Errorf("client: Wait() = %+v; want the whole turn", res)
-		}
-		turn.Close()
-		// Resuming a finished turn from the start reads it by direct get.
-		again, err := cl.Follow(ctx, "perm-client", "t1")
-		if err != nil {
-			t.Fatalf("client: Follow() = %v", err)
-		}
-		if res, err := again.Wait(ctx); err != nil || res.Terminal.Type != wire.EventTurnCompleted {
-			t.Errorf("client: Follow().Wait() = %+v, %v; want the whole turn", res, err)
-		}
-		again.Close()
-		for _, name := range []string{wire.StreamChunks, wire.StreamMessages, wire.StreamEvents} {
-			s, err := wjs.Stream(ctx, name)
+			if err := m.conn(u).Publish("turn.cancel.m-client", []byte(`{}`)); err != nil {
+				return false, err.Error()
+			}
+			if _, err := s.NextMsg(wait); err != nil {
+				return false, "the workers did not receive it: " + err.Error()
+			}
+			return true, "received by the workers"
+		}},
+		{u, "follow chunks live", allowed, live("turn.live.chunk.m.t1", "turn.chunk.m.t1")},
+		{u, "follow messages live", allowed, live("turn.live.message.m", "turn.message.m")},
+		{u, "follow events live", allowed, live("turn.live.event.m", "turn.event.m")},
+		{u, "batch direct get of TURN_CHUNKS", allowed, batch(wire.StreamChunks)},
+		{u, "batch direct get of TURN_MESSAGES", allowed, batch(wire.StreamMessages)},
+		{u, "batch direct get of TURN_EVENTS", allowed, batch(wire.StreamEvents)},
+		{u, "direct get of a session's last message", allowed, jsAPI(u, "$JS.API.DIRECT.GET.TURN_MESSAGES.turn.message.m", "")},
+		{u, "leader's get of a chunk", allowed, jsAPI(u, "$JS.API.STREAM.MSG.GET.TURN_CHUNKS", `{"last_by_subj":"turn.chunk.m.t1"}`)},
+		{u, "stream info of TURN_EVENTS", allowed, jsAPI(u, "$JS.API.STREAM.INFO.TURN_EVENTS", "")},
+
+		// Other users' replies.
+		{u, "subscribe to every inbox", denied, sub(u, "_INBOX.>")},
+		{u, "subscribe to the worker's inbox", denied, sub(u, "_INBOX_worker.>")},
+		{u, "subscribe to the tool worker's inbox", denied, sub(u, "_INBOX_toolworker.>")},
+		{u, "subscribe to the answers of imported requests", denied, sub(u, "_R_.>")},
+		{u, "subscribe to everything", denied, sub(u, ">")},
+	}
+	// The writers' subjects: records a fenced worker wrote would be seen
+	// there, and tool calls and results are not the client's.
+	for _, s := range []string{"turn.submit.>", "turn.cancel.>", "turn.chunk.>", "turn.raw.>", "turn.message.>", "turn.event.>", "turn.tool.>", "turn.result.>", "$KV.>"} {
+		cases = append(cases, attempt{u, "subscribe to " + s, denied, sub(u, s)})
+	}
+	for _, s := range []string{"turn.message.m", "turn.message.=fence.m", "turn.event.m", "turn.chunk.m.t1", "turn.raw.m.t1", "turn.tool.get_time",
+		"turn.result.m", "turn.dead.m", "turn.live.event.m", "$KV.TURN_STATE.m.=lease", "$KV.TURN_CLAIMS.get_time.m.t1.x",
+		"$JS.ACK.TURN_SUBMIT.turn-workers.1.1.1.1.0", "$JS.ACK.TURN_TOOLS.tool-get_time.1.1.1.1.0"} {
+		cases = append(cases, attempt{u, "publish " + s, denied, pub(u, s)})
+	}
+	for _, r := range []struct{ what, subject, body string }{
+		{"account info", "$JS.API.INFO", ""},
+		{"stream info of TURN_RAW", "$JS.API.STREAM.INFO.TURN_RAW", ""},
+		{"stream info of TURN_SUBMIT", "$JS.API.STREAM.INFO.TURN_SUBMIT", ""},
+		{"stream info of TURN_STATE", "$JS.API.STREAM.INFO.KV_TURN_STATE", ""},
+		{"direct get of TURN_RAW", "$JS.API.DIRECT.GET.TURN_RAW", `{"seq":1}`},
+		{"direct get of TURN_STATE", "$JS.API.DIRECT.GET.KV_TURN_STATE", `{"seq":1}`},
+		{"direct get of TURN_RESULTS", "$JS.API.DIRECT.GET.TURN_RESULTS", `{"seq":1}`},
+		{"direct get of TURN_TOOLS", "$JS.API.DIRECT.GET.TURN_TOOLS", `{"seq":1}`},
+		{"direct get of a pending request", "$JS.API.DIRECT.GET.TURN_SUBMIT", `{"seq":1}`},
+		{"create a stream", "$JS.API.STREAM.CREATE.EVIL", `{"name":"EVIL","subjects":["evil.>"]}`},
+		{"delete TURN_MESSAGES", "$JS.API.STREAM.DELETE.TURN_MESSAGES", ""},
+		{"purge TURN_SUBMIT", "$JS.API.STREAM.PURGE.TURN_SUBMIT", ""},
+		{"delete a message of a session log", "$JS.API.STREAM.MSG.DELETE.TURN_MESSAGES", `{"seq":1}`},
+		{"a consumer on the turn requests", "$JS.API.CONSUMER.CREATE.TURN_SUBMIT.thief.turn.submit.>", `{"stream_name":"TURN_SUBMIT","config":{"name":"thief","filter_subject":"turn.submit.>","ack_policy":"explicit"}}`},
+		{"a consumer on the events", "$JS.API.CONSUMER.CREATE.TURN_EVENTS", `{"stream_name":"TURN_EVENTS","config":{"ack_policy":"none"}}`},
+		{"pull the workers' turn requests", "$JS.API.CONSUMER.MSG.NEXT.TURN_SUBMIT.turn-workers", `{"batch":1,"expires":100000000}`},
+	} {
+		cases = append(cases, attempt{u, r.what, denied, jsAPI(u, r.subject, r.body)})
+	}
+	// A request's reply subject is the requester's to choose: through the
+	// imports, the answer stays in the client's account.
+	return append(cases,
+		attempt{u, "a session log record through a submit's reply subject", denied, replyTrick(u, "turn.submit.m-reply", "turn.message.m-reply", wire.StreamMessages, nil)},
+		attempt{u, "a lease fence marker through a submit's reply subject", denied, replyTrick(u, "turn.submit.m-reply", "turn.message.=fence.m-reply", wire.StreamMessages, nil)},
+		attempt{u, "an audit event through a direct get's reply subject", denied, replyTrick(u, "$JS.API.DIRECT.GET.TURN_EVENTS", "turn.event.m-reply", wire.StreamEvents, nil)},
+		attempt{u, "a tool result through a stream info's reply subject", denied, replyTrick(u, "$JS.API.STREAM.INFO.TURN_CHUNKS", "turn.result.m-reply", wire.StreamResults, nil)},
+		attempt{u, "a turn request through a direct get's reply subject", denied, replyTrick(u, "$JS.API.DIRECT.GET.TURN_MESSAGES.turn.message.m", "turn.submit.m-reply2", wire.StreamSubmit, nil)},
+		attempt{u, "purge the submit queue with a rollup header", denied, func(t *testing.T, m *matrix) (bool, string) {
+			_, err := m.js[u].PublishMsg(ctxFor(t), &nats.Msg{Subject: "turn.submit.m-rollup", Data: []byte(`{}`),
+				Header: nats.Header{jetstream.MsgRollup: {jetstream.MsgRollupAll}}})
+			if !m.stored(t, wire.StreamSubmit, "turn.submit.m-client") {
+				return true, "the earlier request is gone"
+			}
+			if err == nil {
+				return true, "rollup accepted"
+			}
+			return false, err.Error()
+		}},
+	)
+}
+
+// toolworkerAttempts: a tool worker takes its tools' calls, claims them
+// and answers them; nothing else.
+func toolworkerAttempts() []attempt {
+	const u = "toolworker"
+	cases := []attempt{
+		{u, "read its tool's consumer", allowed, jsAPI(u, "$JS.API.CONSUMER.INFO.TURN_TOOLS.tool-get_time", "")},
+		{u, "pull, run and answer a call", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			ctx := ctxFor(t)
+			m.publish(t, "turn.tool.get_time") // the worker dispatches a call
+			cons, err := m.js[u].Consumer(ctx, wire.StreamTools, bus.ToolConsumer("get_time"))
 			if err != nil {
-				t.Fatalf("stream info %s: %v", name, err)
+				return false, err.Error()
 			}
-			if n := s.CachedInfo().State.Consumers; n != 0 {
-				t.Errorf("consumers on %s after following = %d; want 0", name, n)
+			call, err := cons.Next(jetstream.FetchMaxWait(wait))
+			if err != nil {
+				return false, "pull: " + err.Error()
 			}
-		}
-		if err := cl.Cancel(ctx, "perm-client", "t1"); err != nil {
-			t.Errorf("client: Cancel() = %v", err)
-		}
-
-		// Read the event, message and chunk the worker wrote, with direct
-		// gets: the follow contract needs no consumer, and the client may
-		// create none.
-		cjs, err := jetstream.New(c.Conn)
-		if err != nil {
-			t.Fatalf("jetstream.New() = %v", err)
-		}
-		for _, r := range []struct{ stream, subject string }{
-			{wire.StreamEvents, "turn.event.perm"},
-			{wire.StreamMessages, "turn.message.perm"},
-			{wire.StreamChunks, "turn.chunk.perm.t1"},
-		} {
-			readOne(t, cjs, r.stream, r.subject)
-		}
-		c.expectNoErrors(t)
-
-		// Writing a session log is the workers' alone.
-		if _, err := cjs.Publish(shortCtx(t), "turn.message.x", []byte(`{"role":"assistant"}`)); err == nil {
-			t.Error("client: publish turn.message.x = nil error; want refused")
-		}
-		c.expectViolation(t, "Publish", "turn.message.x")
-		expectNoRecord(t, wjs, wire.StreamMessages, "turn.message.x")
-
-		// Provider state (replay echo, provider ids) is the workers' alone.
-		if _, err := cjs.Publish(shortCtx(t), "$KV.TURN_STATE.perm.t1.1", []byte(`{}`)); err == nil {
-			t.Error("client: write to the state bucket = nil error; want refused")
-		}
-		c.expectViolation(t, "Publish", "$KV.TURN_STATE.perm.t1.1")
-		if _, err := cjs.KeyValue(shortCtx(t), bus.StateBucket); err == nil {
-			t.Error("client: open the state bucket = nil error; want refused")
-		}
-		c.expectViolation(t, "Publish", "$JS.API.STREAM.INFO.KV_TURN_STATE")
-
-		// No other record is the client's to write, nor a live record
-		// followers would take as stored.
-		for _, subject := range []string{"turn.chunk.x.t1", "turn.event.x", "turn.tool.get_time", "turn.result.x", "turn.dead.x", "turn.live.event.x"} {
-			if err := c.Publish(subject, []byte(`{}`)); err != nil {
-				t.Fatalf("client: publish %s: %v", subject, err)
+			if err := call.InProgress(); err != nil {
+				return false, "in progress: " + err.Error()
 			}
-			c.expectViolation(t, "Publish", subject)
-		}
-
-		// No consumer on the work queue of turn requests: reading them is
-		// the workers' job.
-		_, err = cjs.CreateConsumer(shortCtx(t), wire.StreamSubmit, jetstream.ConsumerConfig{
-			Name: "thief", FilterSubject: "turn.submit.>", AckPolicy: jetstream.AckExplicitPolicy,
-		})
-		if err == nil {
-			t.Error("client: CreateConsumer(TURN_SUBMIT) = nil error; want refused")
-		}
-		c.expectViolation(t, "Publish", "$JS.API.CONSUMER.CREATE.TURN_SUBMIT.thief.turn.submit.>")
-		if _, err := wjs.Consumer(ctxFor(t), wire.StreamSubmit, "thief"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			t.Errorf("consumer thief on TURN_SUBMIT: %v; want ErrConsumerNotFound", err)
-		}
-
-		// No stream management.
-		if _, err := cjs.CreateStream(shortCtx(t), jetstream.StreamConfig{Name: "EVIL", Subjects: []string{"evil.>"}}); err == nil {
-			t.Error("client: CreateStream(EVIL) = nil error; want refused")
-		}
-		c.expectViolation(t, "Publish", "$JS.API.STREAM.CREATE.EVIL")
-
-		// Tool calls are not the client's to read.
-		if _, err := c.SubscribeSync("turn.tool.>"); err != nil {
-			t.Fatalf("client: subscribe: %v", err)
-		}
-		c.expectViolation(t, "Subscription", "turn.tool.>")
-	})
-
-	t.Run("toolworker", func(t *testing.T) {
-		tw := connect(t, url, "toolworker")
-		tjs, err := jetstream.New(tw.Conn)
-		if err != nil {
-			t.Fatalf("jetstream.New() = %v", err)
-		}
-		ctx := ctxFor(t)
-		if _, err := tjs.Stream(ctx, wire.StreamTools); err != nil {
-			t.Fatalf("toolworker: stream info TURN_TOOLS: %v", err)
-		}
-		cons, err := topo.EnsureToolConsumer(ctx, tjs, "get_time")
-		if err != nil {
-			t.Fatalf("toolworker: EnsureToolConsumer(get_time) = %v", err)
-		}
-		// The worker published one call on turn.tool.get_time above.
-		m, err := cons.Next(jetstream.FetchMaxWait(wait))
-		if err != nil {
-			t.Fatalf("toolworker: fetch a call: %v", err)
-		}
-		if _, err := tjs.Publish(ctx, "turn.result.perm", []byte(`{}`), jetstream.WithMsgID("result:perm")); err != nil {
-			t.Errorf("toolworker: publish result: %v", err)
-		}
-		if err := m.DoubleAck(ctx); err != nil {
-			t.Errorf("toolworker: ack the call: %v", err)
-		}
-		tw.expectNoErrors(t)
-
-		if _, err := tjs.Publish(shortCtx(t), "turn.message.x", []byte(`{}`)); err == nil {
-			t.Error("toolworker: publish turn.message.x = nil error; want refused")
-		}
-		tw.expectViolation(t, "Publish", "turn.message.x")
-		expectNoRecord(t, wjs, wire.StreamMessages, "turn.message.x")
-
-		for _, subject := range []string{"turn.submit.x", "turn.tool.calculate", "turn.event.x", "turn.chunk.x.t1"} {
-			if err := tw.Publish(subject, []byte(`{}`)); err != nil {
-				t.Fatalf("toolworker: publish %s: %v", subject, err)
+			if _, err := m.js[u].Publish(ctx, "turn.result.m", []byte(`{}`), jetstream.WithMsgID("result:m:t1:c1")); err != nil {
+				return false, "result: " + err.Error()
 			}
-			tw.expectViolation(t, "Publish", subject)
-		}
-		// Only the listed tools: a consumer for another one is refused.
-		if _, err := topo.EnsureToolConsumer(shortCtx(t), tjs, "other"); err == nil {
-			t.Error("toolworker: EnsureToolConsumer(other) = nil error; want refused")
-		}
-		tw.expectViolation(t, "Publish", "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-other.turn.tool.other")
-		if _, err := tw.SubscribeSync("turn.message.>"); err != nil {
-			t.Fatalf("toolworker: subscribe: %v", err)
-		}
-		tw.expectViolation(t, "Subscription", "turn.message.>")
-	})
-
-	t.Run("auditor", func(t *testing.T) {
-		a := connect(t, url, "auditor")
-		ajs, err := jetstream.New(a.Conn)
-		if err != nil {
-			t.Fatalf("jetstream.New() = %v", err)
-		}
-		readOne(t, ajs, wire.StreamEvents, "turn.event.perm")
-		live, err := a.SubscribeSync("turn.event.>")
-		if err != nil {
-			t.Fatalf("auditor: subscribe turn.event.>: %v", err)
-		}
-		a.expectNoErrors(t)
-		if _, err := wjs.Publish(ctxFor(t), "turn.event.live", []byte(`{}`)); err != nil {
-			t.Fatalf("worker: publish event: %v", err)
-		}
-		if _, err := live.NextMsg(wait); err != nil {
-			t.Errorf("auditor: live event: %v", err)
-		}
-
-		for _, subject := range []string{"turn.submit.x", "turn.cancel.x", "turn.message.x", "turn.event.x"} {
-			if err := a.Publish(subject, []byte(`{}`)); err != nil {
-				t.Fatalf("auditor: publish %s: %v", subject, err)
+			if err := call.DoubleAck(ctx); err != nil {
+				return false, "ack: " + err.Error()
 			}
-			a.expectViolation(t, "Publish", subject)
-		}
-		if _, err := ajs.Stream(shortCtx(t), wire.StreamMessages); err == nil {
-			t.Error("auditor: stream info TURN_MESSAGES = nil error; want refused")
-		}
-		a.expectViolation(t, "Publish", "$JS.API.STREAM.INFO.TURN_MESSAGES")
-		if _, err := a.SubscribeSync("turn.message.>"); err != nil {
-			t.Fatalf("auditor: subscribe: %v", err)
-		}
-		a.expectViolation(t, "Subscription", "turn.message.>")
-	})
+			return true, "answered"
+		}},
+		{u, "claim a call of its tool", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			ctx := ctxFor(t)
+			kv, err := m.js[u].KeyValue(ctx, bus.ClaimsBucket)
+			if err != nil {
+				return false, err.Error()
+			}
+			rev, err := kv.Create(ctx, "get_time.m.t1.YzE", []byte(`{}`))
+			if err != nil {
+				return false, "create: " + err.Error()
+			}
+			if _, err := kv.Update(ctx, "get_time.m.t1.YzE", []byte(`{"v":2}`), rev); err != nil {
+				return false, "update: " + err.Error()
+			}
+			if _, err := kv.Get(ctx, "get_time.m.t1.YzE"); err != nil {
+				return false, "get: " + err.Error()
+			}
+			return true, "claimed"
+		}},
+		{u, "stream info of TURN_RESULTS", allowed, jsAPI(u, "$JS.API.STREAM.INFO.TURN_RESULTS", "")},
+
+		{u, "pull another tool's calls", denied, jsAPI(u, "$JS.API.CONSUMER.MSG.NEXT.TURN_TOOLS.tool-other", `{"batch":1,"expires":100000000}`)},
+		{u, "read another tool's consumer", denied, jsAPI(u, "$JS.API.CONSUMER.INFO.TURN_TOOLS.tool-other", "")},
+		{u, "re-point its consumer at another tool", denied, jsAPI(u, "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-get_time.turn.tool.other",
+			`{"stream_name":"TURN_TOOLS","config":{"durable_name":"tool-get_time","filter_subject":"turn.tool.other","ack_policy":"explicit"}}`)},
+		{u, "re-point another tool's consumer at its own", denied, jsAPI(u, "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-calculate.turn.tool.get_time",
+			`{"stream_name":"TURN_TOOLS","config":{"durable_name":"tool-calculate","filter_subject":"turn.tool.get_time","ack_policy":"explicit"}}`)},
+		{u, "create its own consumer", denied, jsAPI(u, "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-get_time.turn.tool.get_time",
+			`{"stream_name":"TURN_TOOLS","config":{"durable_name":"tool-get_time","filter_subject":"turn.tool.get_time","ack_policy":"none"}}`)},
+		{u, "a consumer without a filter", denied, jsAPI(u, "$JS.API.CONSUMER.CREATE.TURN_TOOLS.thief",
+			`{"stream_name":"TURN_TOOLS","config":{"durable_name":"thief","ack_policy":"explicit"}}`)},
+		{u, "delete its consumer", denied, jsAPI(u, "$JS.API.CONSUMER.DELETE.TURN_TOOLS.tool-get_time", "")},
+		{u, "claim another tool's call", denied, pub(u, "$KV.TURN_CLAIMS.other.m.t1.YzE")},
+		{u, "read another tool's claims", denied, jsAPI(u, "$JS.API.DIRECT.GET.KV_TURN_CLAIMS.$KV.TURN_CLAIMS.other.m.t1.YzE", "")},
+		{u, "read the claims bucket by sequence", denied, jsAPI(u, "$JS.API.DIRECT.GET.KV_TURN_CLAIMS", `{"seq":1}`)},
+		{u, "stream info of TURN_STATE", denied, jsAPI(u, "$JS.API.STREAM.INFO.KV_TURN_STATE", "")},
+		{u, "direct get of TURN_MESSAGES", denied, jsAPI(u, "$JS.API.DIRECT.GET.TURN_MESSAGES", `{"seq":1}`)},
+		{u, "direct get of TURN_RESULTS", denied, jsAPI(u, "$JS.API.DIRECT.GET.TURN_RESULTS", `{"seq":1}`)},
+		{u, "direct get of TURN_RAW", denied, jsAPI(u, "$JS.API.DIRECT.GET.TURN_RAW", `{"seq":1}`)},
+		{u, "account info", denied, jsAPI(u, "$JS.API.INFO", "")},
+		{u, "subscribe to every inbox", denied, sub(u, "_INBOX.>")},
+		{u, "subscribe to the client's inbox", denied, sub(u, "_INBOX_client.>")},
+		{u, "subscribe to everything", denied, sub(u, ">")},
+	}
+	for _, s := range []string{"turn.tool.>", "turn.result.>", "turn.live.>", "turn.message.>", "turn.raw.>"} {
+		cases = append(cases, attempt{u, "subscribe to " + s, denied, sub(u, s)})
+	}
+	for _, s := range []string{"turn.submit.m", "turn.cancel.m", "turn.message.m", "turn.event.m", "turn.chunk.m.t1", "turn.raw.m.t1",
+		"turn.tool.calculate", "turn.live.message.m", "$KV.TURN_STATE.m.=lease", "$JS.ACK.TURN_TOOLS.tool-other.1.1.1.1.0"} {
+		cases = append(cases, attempt{u, "publish " + s, denied, pub(u, s)})
+	}
+	return append(cases,
+		attempt{u, "a session log record through a result's reply subject", denied, replyTrick(u, "turn.result.m-reply", "turn.message.m-reply", wire.StreamMessages, nil)},
+		attempt{u, "an audit event through a claim's reply subject", denied, replyTrick(u, "$KV.TURN_CLAIMS.get_time.m.t2.YzE", "turn.event.m-reply", wire.StreamEvents, nil)},
+		attempt{u, "purge a session's results with a rollup header", denied, func(t *testing.T, m *matrix) (bool, string) {
+			_, err := m.js[u].PublishMsg(ctxFor(t), &nats.Msg{Subject: "turn.result.m", Data: []byte(`{}`),
+				Header: nats.Header{jetstream.MsgRollup: {jetstream.MsgRollupSubject}}})
+			if err == nil {
+				return true, "rollup accepted"
+			}
+			return false, err.Error()
+		}},
+	)
 }
 
-// readOne reads the first record of subject from stream, with an ordered
-// consumer iterated as pkg/client and `turnstream tap` do, and with a direct
-// get of the last record.
-func readOne(t *testing.T, js jetstream.JetStream, stream, subject string) {
-	t.Helper()
-	ctx := ctxFor(t)
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		t.Fatalf("stream info %s: %v", stream, err)
+// auditorAttempts: an auditor reads the events, live and stored; nothing
+// else.
+func auditorAttempts() []attempt {
+	const u = "auditor"
+	cases := []attempt{
+		{u, "follow events live", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			s, err := m.conn(u).SubscribeSync("turn.live.event.>")
+			if err != nil {
+				return false, err.Error()
+			}
+			defer s.Unsubscribe()
+			if err := m.conn(u).FlushTimeout(wait); err != nil {
+				return false, err.Error()
+			}
+			m.publish(t, "turn.event.m-audit")
+			if _, err := s.NextMsg(wait); err != nil {
+				return false, err.Error()
+			}
+			return true, "received"
+		}},
+		{u, "batch direct get of TURN_EVENTS", allowed, jsAPI(u, "$JS.API.DIRECT.GET.TURN_EVENTS", `{"seq":1,"batch":2}`)},
+		{u, "stream info of TURN_EVENTS", allowed, jsAPI(u, "$JS.API.STREAM.INFO.TURN_EVENTS", "")},
+		{u, "leader's get of an event", allowed, jsAPI(u, "$JS.API.STREAM.MSG.GET.TURN_EVENTS", `{"last_by_subj":"turn.event.m"}`)},
+
+		{u, "stream info of TURN_MESSAGES", denied, jsAPI(u, "$JS.API.STREAM.INFO.TURN_MESSAGES", "")},
+		{u, "direct get of TURN_MESSAGES", denied, jsAPI(u, "$JS.API.DIRECT.GET.TURN_MESSAGES", `{"seq":1}`)},
+		{u, "direct get of TURN_CHUNKS", denied, jsAPI(u, "$JS.API.DIRECT.GET.TURN_CHUNKS", `{"seq":1}`)},
+		{u, "a consumer on the events", denied, jsAPI(u, "$JS.API.CONSUMER.CREATE.TURN_EVENTS", `{"stream_name":"TURN_EVENTS","config":{"ack_policy":"none"}}`)},
+		{u, "account info", denied, jsAPI(u, "$JS.API.INFO", "")},
+		{u, "subscribe to every inbox", denied, sub(u, "_INBOX.>")},
+		{u, "subscribe to everything", denied, sub(u, ">")},
+		{u, "an audit event through a direct get's reply subject", denied, replyTrick(u, "$JS.API.DIRECT.GET.TURN_EVENTS", "turn.event.m-audit-reply", wire.StreamEvents, nil)},
 	}
-	m, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
-	if err != nil {
-		t.Fatalf("direct get of the first record of %s: %v", subject, err)
+	for _, s := range []string{"turn.live.chunk.>", "turn.live.message.>", "turn.event.>", "turn.message.>", "turn.chunk.>"} {
+		cases = append(cases, attempt{u, "subscribe to " + s, denied, sub(u, s)})
 	}
-	if m.Subject != subject {
-		t.Errorf("read %s: got a record of %s", subject, m.Subject)
+	for _, s := range []string{"turn.submit.m", "turn.cancel.m", "turn.message.m", "turn.event.m", "turn.result.m"} {
+		cases = append(cases, attempt{u, "publish " + s, denied, pub(u, s)})
 	}
-	if _, err := s.GetLastMsgForSubject(ctx, subject); err != nil {
-		t.Errorf("direct get of the last record of %s: %v", subject, err)
-	}
+	return cases
 }
 
-// expectNoRecord fails if stream holds a record on subject.
-func expectNoRecord(t *testing.T, js jetstream.JetStream, stream, subject string) {
-	t.Helper()
-	s, err := js.Stream(ctxFor(t), stream)
-	if err != nil {
-		t.Fatalf("stream info %s: %v", stream, err)
-	}
-	if _, err := s.GetLastMsgForSubject(ctxFor(t), subject); !errors.Is(err, jetstream.ErrMsgNotFound) {
-		t.Errorf("last record of %s in %s: %v; want ErrMsgNotFound (nothing stored)", subject, stream, err)
+// operatorAttempts: operators reach what no other role does.
+func operatorAttempts() []attempt {
+	const u = "operator"
+	return []attempt{
+		{u, "read the raw provider frames", allowed, jsAPI(u, "$JS.API.DIRECT.GET.TURN_RAW", `{"seq":1}`)},
+		{u, "stream info of TURN_STATE", allowed, jsAPI(u, "$JS.API.STREAM.INFO.KV_TURN_STATE", "")},
 	}
 }
 
 // TestConsumerLimit checks that the account lifts the server's default of
 // 1000 consumers per stream for the readers that hold one: a worker reads
 // each session log and each turn's tool results with an ordered consumer
-// until it stops. Clients hold none (the follow contract) and may create
-// none.
+// until it stops. Followers hold none (the follow contract).
 func TestConsumerLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 1500 consumers")
@@ -379,13 +658,4 @@ func TestConsumerLimit(t *testing.T) {
 		t.Errorf("worker: DeleteConsumer() = %v", err)
 	}
 	worker.expectNoErrors(t)
-
-	c := connect(t, srv.ClientURL(), "client")
-	cjs, err := jetstream.New(c.Conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cjs.CreateConsumer(shortCtx(t), wire.StreamEvents, jetstream.ConsumerConfig{Name: "c", AckPolicy: jetstream.AckNonePolicy}); err == nil {
-		t.Error("client: CreateConsumer() = nil error; want refused: followers need no consumer")
-	}
 }

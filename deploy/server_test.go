@@ -21,26 +21,39 @@ const wait = 30 * time.Second
 // serverConf is the configuration under test.
 const serverConf = "nats/nats-server.conf"
 
-// Users of the TURNSTREAM account, and the variables their passwords come
-// from.
-var roles = []struct{ user, env string }{
-	{"client", "TURNSTREAM_CLIENT_PASSWORD"},
-	{"worker", "TURNSTREAM_WORKER_PASSWORD"},
-	{"toolworker", "TURNSTREAM_TOOLWORKER_PASSWORD"},
-	{"auditor", "TURNSTREAM_AUDITOR_PASSWORD"},
-	{"sys", "TURNSTREAM_SYS_PASSWORD"},
+// The users of the configuration: their accounts, and the variables their
+// passwords come from.
+var roles = []struct{ user, account, env string }{
+	{"client", "CLIENTS", "TURNSTREAM_CLIENT_PASSWORD"},
+	{"worker", "TURNSTREAM", "TURNSTREAM_WORKER_PASSWORD"},
+	{"operator", "TURNSTREAM", "TURNSTREAM_OPERATOR_PASSWORD"},
+	{"toolworker", "TOOLS", "TURNSTREAM_TOOLWORKER_PASSWORD"},
+	{"auditor", "AUDIT", "TURNSTREAM_AUDITOR_PASSWORD"},
+	{"sys", "SYS", "TURNSTREAM_SYS_PASSWORD"},
 }
+
+// keyEnv holds the key JetStream encrypts its store with.
+const keyEnv = "TURNSTREAM_JS_KEY"
+
+// testKey is the test encryption key (letters and digits, as a password).
+const testKey = "k4f1c9e2b7a3d5e8f0a1b2c3d4e5f6a7b"
 
 // password is the test password of user (letters and digits, starting with a
 // letter, as the configuration asks).
 func password(user string) string { return "p" + user + "7e3f1a9c" }
 
-// setPasswords sets every password variable the configuration reads.
+// inbox is the private inbox prefix of user: the only replies it may
+// subscribe to.
+func inbox(user string) string { return "_INBOX_" + user }
+
+// setPasswords sets every variable the configuration reads: the passwords
+// and the encryption key.
 func setPasswords(t *testing.T) {
 	t.Helper()
 	for _, r := range roles {
 		t.Setenv(r.env, password(r.user))
 	}
+	t.Setenv(keyEnv, testKey)
 }
 
 // loadConfig parses a configuration file as nats-server -c does, then points
@@ -119,12 +132,14 @@ type conn struct {
 	errs *asyncErrs
 }
 
-// connect connects as user and closes the connection when the test ends.
+// connect connects as user, with its private inbox prefix, and closes the
+// connection when the test ends.
 func connect(t *testing.T, url, user string) *conn {
 	t.Helper()
 	errs := &asyncErrs{}
 	nc, err := nats.Connect(url,
 		nats.UserInfo(user, password(user)),
+		nats.CustomInboxPrefix(inbox(user)),
 		nats.Name("deploy test "+user),
 		nats.ErrorHandler(errs.handle),
 	)
