@@ -228,12 +228,17 @@ func TestPermissions(t *testing.T) {
 			t.Fatalf("jetstream.New() = %v", err)
 		}
 		ctx := ctxFor(t)
-		if _, err := tjs.Stream(ctx, wire.StreamTools); err != nil {
-			t.Fatalf("toolworker: stream info TURN_TOOLS: %v", err)
+		// The workers create the tool's consumer (before its first call);
+		// the tool worker binds to it: its info, then pulls and acks.
+		if _, err := topo.EnsureToolConsumer(ctx, wjs, "get_time"); err != nil {
+			t.Fatalf("worker: EnsureToolConsumer(get_time) = %v", err)
 		}
-		cons, err := topo.EnsureToolConsumer(ctx, tjs, "get_time")
+		if _, err := tjs.KeyValue(ctx, bus.ClaimsBucket); err != nil {
+			t.Fatalf("toolworker: claims bucket: %v", err)
+		}
+		cons, err := tjs.Consumer(ctx, wire.StreamTools, bus.ToolConsumer("get_time"))
 		if err != nil {
-			t.Fatalf("toolworker: EnsureToolConsumer(get_time) = %v", err)
+			t.Fatalf("toolworker: Consumer(tool-get_time) = %v", err)
 		}
 		// The worker published one call on turn.tool.get_time above.
 		m, err := cons.Next(jetstream.FetchMaxWait(wait))
@@ -260,11 +265,29 @@ func TestPermissions(t *testing.T) {
 			}
 			tw.expectViolation(t, "Publish", subject)
 		}
-		// Only the listed tools: a consumer for another one is refused.
+		// No consumer management: a tool worker may not create or change
+		// its own tool's consumer (it could point it at another tool's
+		// calls), nor one for another tool; nor the claims bucket.
+		if _, err := topo.EnsureToolConsumer(shortCtx(t), tjs, "get_time"); err == nil {
+			t.Error("toolworker: EnsureToolConsumer(get_time) = nil error; want refused")
+		}
+		tw.expectViolation(t, "Publish", "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-get_time.turn.tool.get_time")
+		if _, err := tjs.CreateOrUpdateConsumer(shortCtx(t), wire.StreamTools, jetstream.ConsumerConfig{
+			Durable: "tool-get_time", FilterSubject: "turn.tool.calculate", AckPolicy: jetstream.AckExplicitPolicy,
+		}); err == nil {
+			t.Error("toolworker: re-point tool-get_time at turn.tool.calculate = nil error; want refused")
+		}
+		tw.expectViolation(t, "Publish", "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-get_time.turn.tool.calculate")
+		if c, err := wjs.Consumer(ctxFor(t), wire.StreamTools, bus.ToolConsumer("get_time")); err != nil || c.CachedInfo().Config.FilterSubject != "turn.tool.get_time" {
+			t.Errorf("tool-get_time after the refused update: %v; want its filter still turn.tool.get_time", err)
+		}
 		if _, err := topo.EnsureToolConsumer(shortCtx(t), tjs, "other"); err == nil {
 			t.Error("toolworker: EnsureToolConsumer(other) = nil error; want refused")
 		}
 		tw.expectViolation(t, "Publish", "$JS.API.CONSUMER.CREATE.TURN_TOOLS.tool-other.turn.tool.other")
+		if _, err := tjs.CreateOrUpdateKeyValue(shortCtx(t), topo.ClaimsConfig()); err == nil {
+			t.Error("toolworker: CreateOrUpdateKeyValue(TURN_CLAIMS) = nil error; want refused")
+		}
 		if _, err := tw.SubscribeSync("turn.message.>"); err != nil {
 			t.Fatalf("toolworker: subscribe: %v", err)
 		}
