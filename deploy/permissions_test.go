@@ -524,7 +524,9 @@ func toolworkerAttempts() []attempt {
 			}
 			return true, "claimed"
 		}},
-		{u, "stream info of TURN_RESULTS", allowed, jsAPI(u, "$JS.API.STREAM.INFO.TURN_RESULTS", "")},
+		{u, "stream info of the claims bucket", allowed, jsAPI(u, "$JS.API.STREAM.INFO.KV_TURN_CLAIMS", "")},
+		{u, "stream info of TURN_RESULTS", denied, jsAPI(u, "$JS.API.STREAM.INFO.TURN_RESULTS", "")},
+		{u, "create the claims bucket", denied, jsAPI(u, "$JS.API.STREAM.CREATE.KV_TURN_CLAIMS", `{"name":"KV_TURN_CLAIMS"}`)},
 
 		{u, "pull another tool's calls", denied, jsAPI(u, "$JS.API.CONSUMER.MSG.NEXT.TURN_TOOLS.tool-other", `{"batch":1,"expires":100000000}`)},
 		{u, "read another tool's consumer", denied, jsAPI(u, "$JS.API.CONSUMER.INFO.TURN_TOOLS.tool-other", "")},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -24,9 +25,25 @@ type Bus struct {
 	// replicated tells, per fenced kind, whether its stream has more
 	// than one replica (TurnWriter.fencedAsync).
 	replicated map[string]bool
+	// tools ensures each tool's consumer before its calls are dispatched.
+	tools *toolConsumers
 }
 
-// New binds to the streams of an ensured topology.
+// Open binds to the streams of the ensured topology t. The bus creates the
+// durable consumer of each tool before it dispatches the tool's first call
+// (TurnWriter.Dispatch), as t describes it (ToolConsumerConfig); log gets
+// a warning when it cannot.
+func (t Topology) Open(ctx context.Context, js jetstream.JetStream, log zerolog.Logger) (*Bus, error) {
+	b, err := New(ctx, js, t.Subjects)
+	if err != nil {
+		return nil, err
+	}
+	b.tools = newToolConsumers(js, t, log)
+	return b, nil
+}
+
+// New binds to the streams of an ensured topology that uses subjects; its
+// tool consumers take the topology's defaults (Topology.Open sets them).
 func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*Bus, error) {
 	messages, err := js.Stream(ctx, wire.StreamMessages)
 	if err != nil {
@@ -52,7 +69,10 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 		"chunk": chunks.CachedInfo().Config.Replicas > 1,
 		"event": events.CachedInfo().Config.Replicas > 1,
 	}
-	return &Bus{js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated}, nil
+	return &Bus{
+		js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated,
+		tools: newToolConsumers(js, Topology{Subjects: subjects}, zerolog.Nop()),
+	}, nil
 }
 
 // Subjects returns the subject names the bus uses.

@@ -19,6 +19,18 @@ const WorkerConsumer = "turn-workers"
 // ToolConsumer is the durable consumer name of a tool on TURN_TOOLS.
 func ToolConsumer(tool string) string { return "tool-" + tool }
 
+// Defaults of the tool consumers (Topology.ToolAckWait,
+// Topology.ToolInactiveThreshold).
+const (
+	DefaultToolAckWait           = 5 * time.Second
+	DefaultToolInactiveThreshold = time.Hour
+)
+
+// toolMaxDeliver caps the deliveries of one tool call, as the tool
+// consumers always have: the tool workers judge a redelivery by its claim,
+// and a call past its deadline is terminated unrun.
+const toolMaxDeliver = 10
+
 // Topology describes the streams and the worker consumer. Zero fields take
 // the defaults documented on each.
 type Topology struct {
@@ -47,6 +59,18 @@ type Topology struct {
 	// MaxDeliver caps deliveries of one turn request. Default 10; -1 for
 	// no cap (workers then count deliveries themselves).
 	MaxDeliver int
+	// ToolAckWait is the AckWait of the tool consumers: how long the
+	// server waits for word from a tool worker holding a call before it
+	// redelivers the call. Tool workers heartbeat every third of it, so a
+	// dead tool worker's call is answered within about two of it. Default
+	// DefaultToolAckWait (5s).
+	ToolAckWait time.Duration
+	// ToolInactiveThreshold is how long the server keeps a tool consumer
+	// that no tool worker pulls from: a consumer the workers created for
+	// a tool nobody serves (a name a model made up) is removed, and made
+	// again at the tool's next call; calls stored meanwhile stay in the
+	// work queue. Default DefaultToolInactiveThreshold (1h).
+	ToolInactiveThreshold time.Duration
 }
 
 func (t Topology) withDefaults() Topology {
@@ -73,6 +97,12 @@ func (t Topology) withDefaults() Topology {
 	}
 	if t.MaxDeliver == 0 {
 		t.MaxDeliver = 10
+	}
+	if t.ToolAckWait <= 0 {
+		t.ToolAckWait = DefaultToolAckWait
+	}
+	if t.ToolInactiveThreshold <= 0 {
+		t.ToolInactiveThreshold = DefaultToolInactiveThreshold
 	}
 	return t
 }
@@ -252,17 +282,29 @@ func (t Topology) StateConfig() jetstream.KeyValueConfig {
 	}
 }
 
-// EnsureToolConsumer creates or updates the durable consumer of one tool.
-func (t Topology) EnsureToolConsumer(ctx context.Context, js jetstream.JetStream, tool string) (jetstream.Consumer, error) {
+// ToolConsumerConfig is the durable pull consumer of one tool on
+// TURN_TOOLS: "tool-<tool>", filtered on the tool's subject, with the
+// topology's ToolAckWait and ToolInactiveThreshold.
+func (t Topology) ToolConsumerConfig(tool string) jetstream.ConsumerConfig {
 	t = t.withDefaults()
-	c, err := js.CreateOrUpdateConsumer(ctx, wire.StreamTools, jetstream.ConsumerConfig{
-		Durable:       ToolConsumer(tool),
-		Description:   "tool workers of " + tool,
-		FilterSubject: t.Subjects.Tool(tool),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       t.AckWait,
-		MaxDeliver:    t.MaxDeliver,
-	})
+	return jetstream.ConsumerConfig{
+		Durable:           ToolConsumer(tool),
+		Description:       "tool workers of " + tool,
+		FilterSubject:     t.Subjects.Tool(tool),
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           t.ToolAckWait,
+		MaxDeliver:        toolMaxDeliver,
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		InactiveThreshold: t.ToolInactiveThreshold,
+	}
+}
+
+// EnsureToolConsumer creates or updates the durable consumer of one tool
+// (ToolConsumerConfig). Workers do, before they dispatch the tool's first
+// call (TurnWriter.Dispatch); tool workers never create or change
+// consumers, they bind to the one the workers made.
+func (t Topology) EnsureToolConsumer(ctx context.Context, js jetstream.JetStream, tool string) (jetstream.Consumer, error) {
+	c, err := js.CreateOrUpdateConsumer(ctx, wire.StreamTools, t.ToolConsumerConfig(tool))
 	if err != nil {
 		return nil, fmt.Errorf("bus: tool consumer %s: %w", tool, err)
 	}

@@ -26,6 +26,8 @@ type TurnWriter struct {
 	eventSub string
 	msgSub   string
 	subjects wire.Subjects
+	// tools ensures a tool's consumer before its first call is dispatched.
+	tools *toolConsumers
 
 	// lease fences every record; nil for the unleased writes of a
 	// rejection.
@@ -49,7 +51,7 @@ type TurnWriter struct {
 // message (log from LoadLog).
 func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter {
 	w := &TurnWriter{
-		js: b.js, codec: codec, session: session, turn: turn, subjects: b.subjects,
+		js: b.js, codec: codec, session: session, turn: turn, subjects: b.subjects, tools: b.tools,
 		chunkSub: b.subjects.Chunk(session, turn),
 		eventSub: b.subjects.Event(session),
 		msgSub:   b.subjects.Message(session),
@@ -257,7 +259,19 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 
 // Dispatch publishes a tool call to its tool's work queue once: a repeated
 // dispatch of the same call is deduplicated by its message ID.
+//
+// Before the tool's first call it creates the tool's durable consumer
+// (Topology.Open describes it): workers create the tool consumers, tool
+// workers only bind to them. A consumer that cannot be created does not
+// stop the call: it is published all the same, with a warning, since a
+// consumer that exists serves it, one made later (the next dispatch of the
+// tool tries again) finds it in the work queue, and a call nobody answers
+// gets its synthesized error result at its deadline.
 func (w *TurnWriter) Dispatch(ctx context.Context, call *wire.ToolCall) error {
+	if err := w.tools.ensure(ctx, call.Name); err != nil && ctx.Err() == nil {
+		w.tools.log.Warn().Err(err).Str("tool", call.Name).Str("session_id", call.SessionID).Str("turn_id", call.TurnID).
+			Str("call_id", call.CallID).Msg("tool consumer not created; dispatching the call all the same")
+	}
 	msg, err := encode(w.codec, w.subjects.Tool(call.Name), call)
 	if err != nil {
 		return err

@@ -255,6 +255,15 @@ type Worker struct {
 	// ToolTimeout is how long a tool call may take before its result is
 	// synthesized as an error. Default 60s.
 	ToolTimeout Duration `yaml:"tool_timeout,omitempty" json:"tool_timeout,omitempty"`
+	// ToolAckWait is the AckWait of the tool consumers the workers create
+	// (one per tool, "tool-<name>" on TURN_TOOLS): how long the server
+	// waits for word from a tool worker holding a call before it
+	// redelivers the call. Tool workers heartbeat every third of it, so a
+	// dead tool worker's call is answered (run again, or "tool outcome
+	// unknown") within about two of it. At least 1s. Default 5s. Every
+	// worker of a deployment should use the same value: the consumers are
+	// shared, and the last worker to create one sets it.
+	ToolAckWait Duration `yaml:"tool_ack_wait,omitempty" json:"tool_ack_wait,omitempty"`
 	// DrainTimeout bounds a graceful shutdown. Default 30s.
 	DrainTimeout Duration `yaml:"drain_timeout,omitempty" json:"drain_timeout,omitempty"`
 }

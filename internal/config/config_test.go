@@ -38,7 +38,7 @@ func TestLoadFull(t *testing.T) {
 			Ceiling:      BudgetValues{MaxIterations: 32, MaxToolCalls: 64, MaxRepeatedToolFailures: 5, WallClock: Duration(10 * time.Minute)},
 		},
 		Worker: Worker{Concurrency: 16, AckWait: Duration(45 * time.Second), MaxDeliver: 5,
-			ToolTimeout: Duration(2 * time.Minute), DrainTimeout: Duration(1500 * time.Millisecond)},
+			ToolTimeout: Duration(2 * time.Minute), ToolAckWait: Duration(3 * time.Second), DrainTimeout: Duration(1500 * time.Millisecond)},
 		NATS: NATS{URL: "nats://127.0.0.1:4222", Prefix: "acme.turn", Replicas: 3},
 		Limits: Limits{
 			Response: ResponseLimits{MaxLineBytes: 128 << 10, MaxEventBytes: 192 << 10, MaxStreamBytes: 32 << 20,
@@ -103,7 +103,7 @@ routes: [{name: default, targets: [{provider: p, model: m}]}]
 	}{
 		{"Budgets", c.Budgets, Budgets{BudgetValues: defaults, Ceiling: defaults}},
 		{"Worker", c.Worker, Worker{Concurrency: 64, AckWait: Duration(30 * time.Second), MaxDeliver: 10,
-			ToolTimeout: Duration(60 * time.Second), DrainTimeout: Duration(30 * time.Second)}},
+			ToolTimeout: Duration(60 * time.Second), ToolAckWait: Duration(5 * time.Second), DrainTimeout: Duration(30 * time.Second)}},
 		{"NATS", c.NATS, NATS{Prefix: "turn"}},
 		{"Providers[0].IdleTimeout", c.Providers[0].IdleTimeout, Duration(60 * time.Second)},
 		{"Providers[0].Headers", c.Providers[0].Headers, map[string]string(nil)},
@@ -193,6 +193,7 @@ func TestParseSchemaErrors(t *testing.T) {
 		{"unknown ceiling key", "routes:", "budgets: {ceiling: {max_iteration: 5}}\nroutes:", []string{"/budgets/ceiling", "max_iteration"}},
 		{"negative budget", "routes:", "budgets: {max_tool_calls: -1}\nroutes:", []string{"/budgets/max_tool_calls"}},
 		{"unknown worker key", "routes:", "worker: {threads: 4}\nroutes:", []string{"/worker", "threads"}},
+		{"tool ack wait as a number", "routes:", "worker: {tool_ack_wait: 5}\nroutes:", []string{"/worker/tool_ack_wait"}},
 		{"too many replicas", "routes:", "nats: {replicas: 7}\nroutes:", []string{"/nats/replicas"}},
 		{"bad prefix", "routes:", "nats: {prefix: \"turn.>\"}\nroutes:", []string{"/nats/prefix"}},
 		{"missing base_url", "    base_url: https://api.openai.com/v1\n", "", []string{"/providers/0", "base_url"}},
@@ -321,6 +322,16 @@ routes: [{name: default, targets: [{provider: p, model: m}]}, {name: default, ta
 			want: []string{`models[1]: duplicate model p/m`, `routes[1]: duplicate route "default"`},
 		},
 		{
+			name: "tool ack wait under a second",
+			doc: `
+providers: [{name: p, api: openai_chat_completions, base_url: "http://localhost:1"}]
+models: [{provider: p, name: m}]
+routes: [{name: default, targets: [{provider: p, model: m}]}]
+worker: {tool_ack_wait: 500ms}
+`,
+			want: []string{`worker: tool_ack_wait 500ms is too short: it must be at least 1s`},
+		},
+		{
 			name: "every problem at once",
 			doc: `
 providers: [{name: p, api: openai_chat_completions, base_url: "http://localhost:1"}, {name: p, api: openai_responses, base_url: "http://localhost:2"}]
@@ -369,6 +380,8 @@ func TestValidate(t *testing.T) {
 		{"event limit over 64 MiB", func(c *Config) { c.Limits.Response.MaxEventBytes = 65 << 20 }, "limits.response.max_event_bytes: 68157440 is out of range"},
 		{"too many chunks", func(c *Config) { c.Limits.Response.MaxChunks = 1 << 30 }, "limits.response.max_chunks"},
 		{"tool result limit under a KiB", func(c *Config) { c.Limits.ToolResult.MaxBytes = 10 }, "limits.tool_result.max_bytes: 10 is out of range"},
+		{"tool ack wait under a second", func(c *Config) { c.Worker.ToolAckWait = Duration(999 * time.Millisecond) }, "worker: tool_ack_wait 999ms is too short: it must be at least 1s"},
+		{"tool ack wait of a second", func(c *Config) { c.Worker.ToolAckWait = Duration(time.Second) }, ""},
 		{"line over event", func(c *Config) { c.Limits.Response.MaxLineBytes = 512 << 10 }, "max_line_bytes (524288) exceeds max_event_bytes (262144)"},
 		{"event over stream", func(c *Config) { c.Limits.Response.MaxEventBytes, c.Limits.Response.MaxStreamBytes = 1<<20, 512<<10 },
 			"max_event_bytes (1048576) exceeds max_stream_bytes (524288)"},

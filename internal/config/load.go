@@ -20,6 +20,10 @@ import (
 const (
 	DefaultRoute         = "default"
 	DefaultContextTokens = 128000
+	// DefaultToolAckWait is worker.tool_ack_wait's default; MinToolAckWait
+	// the least it may be.
+	DefaultToolAckWait = 5 * time.Second
+	MinToolAckWait     = time.Second
 )
 
 // Load reads, schema-validates and checks a YAML config file.
@@ -129,6 +133,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.Worker.ToolTimeout == 0 {
 		c.Worker.ToolTimeout = Duration(60 * time.Second)
+	}
+	if c.Worker.ToolAckWait == 0 {
+		c.Worker.ToolAckWait = Duration(DefaultToolAckWait)
 	}
 	if c.Worker.DrainTimeout == 0 {
 		c.Worker.DrainTimeout = Duration(30 * time.Second)
@@ -275,6 +282,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Routes) > 0 && !routes[DefaultRoute] {
 		bad("routes: a route named %q is required", DefaultRoute)
+	}
+	if w := c.Worker.ToolAckWait.D(); w != 0 && w < MinToolAckWait {
+		bad("worker: tool_ack_wait %s is too short: it must be at least %s", w, MinToolAckWait)
 	}
 	c.Limits.validate(bad)
 	return errors.Join(errs...)

@@ -102,7 +102,7 @@ func (w *memWriter) Dispatch(_ context.Context, c *wire.ToolCall) error {
 		return errors.New("nats: timeout") // the ack was lost
 	}
 	if w.answers != nil {
-		w.answers <- wire.ToolResult{SessionID: c.SessionID, TurnID: c.TurnID, CallID: c.CallID, Content: "42"}
+		w.answers <- wire.ToolResult{SessionID: c.SessionID, TurnID: c.TurnID, CallID: c.CallID, Token: c.Token, Content: "42"}
 	}
 	return w.err()
 }
@@ -193,7 +193,7 @@ func lifecycle(t *testing.T, exec turn.Executor, s *memSessions) *turn.Lifecycle
 	limits := config.BudgetValues{MaxIterations: 4, MaxToolCalls: 4, MaxRepeatedToolFailures: 2, WallClock: config.Duration(wait)}
 	return &turn.Lifecycle{
 		Loop: &turn.Loop{Exec: exec, Routes: routes{}, Budgets: config.Budgets{BudgetValues: limits, Ceiling: limits},
-			ToolTimeout: time.Second, Log: testLog(t)},
+			ToolTimeout: time.Second, CallKey: testKey, Log: testLog(t)},
 		Sessions: s, MaxDeliveries: 3, Log: testLog(t),
 	}
 }

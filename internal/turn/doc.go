@@ -6,6 +6,14 @@
 // plans and dispatches tool calls only after finalization, correlates their
 // results by normalized id, and stops within budgets.
 //
+// Each dispatched call carries a per-call token (internal/calltoken, keyed
+// by the fleet key in Loop.CallKey), and a result is accepted only if it
+// names a pending call of the turn, in the turn's session, with that
+// call's token: a tool worker answers only calls it received. Every other
+// result naming the turn is ignored and recorded as tool.result-rejected;
+// results of other turns of the session (late ones of earlier turns) are
+// ignored silently.
+//
 // Tool schemas come from any client: they compile in a sandbox (no loader,
 // only in-document references; size, depth, node, pattern and fan-in
 // limits checked iteratively first; a per-worker cache by content,

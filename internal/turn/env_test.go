@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/calltoken"
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/internal/provider"
@@ -23,6 +24,15 @@ import (
 // wait bounds every blocking step so a bug fails a test instead of hanging
 // it; it is never a performance assertion.
 const wait = 30 * time.Second
+
+// testKey stands in for the fleet key workers read from TURN_STATE.
+var testKey = func() calltoken.Key {
+	k, err := calltoken.NewKey([]byte("turn tests' call-token fleet key"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // env is a real embedded JetStream server with the topology the workers
 // create, and the bus a turn writes through.
@@ -118,6 +128,7 @@ func (e *env) run(loop *turn.Loop, codec wire.Codec, req *wire.TurnRequest) turn
 		MaxIterations: 4, MaxToolCalls: 4, MaxRepeatedToolFailures: 2, WallClock: config.Duration(wait),
 	}, Ceiling: config.BudgetValues{MaxIterations: 4, MaxToolCalls: 4, MaxRepeatedToolFailures: 2, WallClock: config.Duration(wait)}}
 	loop.ToolTimeout = wait
+	loop.CallKey = testKey
 	loop.Log = testLog(e.t)
 	log, err := e.bus.LoadLog(ctx, req.SessionID)
 	if err != nil {

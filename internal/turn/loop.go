@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/turnstream/turnstream/internal/calltoken"
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
@@ -48,6 +49,11 @@ type Loop struct {
 	History HistoryOptions
 	// ToolTimeout is each tool call's deadline. Default 60s.
 	ToolTimeout time.Duration
+	// CallKey is the fleet key (bus.State.CallTokenKey): each dispatched
+	// call carries a token signed with it, and a result is accepted only
+	// with its call's token. Required for turns that run tools: without
+	// it no call is dispatched.
+	CallKey calltoken.Key
 	// Schemas compiles the tool schemas of a delivery that comes without
 	// them (Input.Schemas); nil compiles them uncached (CompileTools). A
 	// worker creates one SchemaCache and uses it for both.

@@ -43,7 +43,7 @@ func TestStateTooLargeIsNotRetried(t *testing.T) {
 	}
 	req := &wire.TurnRequest{SessionID: "s1", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "go"}}, Tools: []wire.Tool{{Name: "f"}}}
 	bv := config.BudgetValues{MaxIterations: 4, MaxToolCalls: 4, MaxRepeatedToolFailures: 2, WallClock: config.Duration(wait)}
-	loop := &turn.Loop{Exec: echoExec{}, State: st, Routes: routes{}, ToolTimeout: time.Second, Log: testLog(t), Budgets: config.Budgets{BudgetValues: bv, Ceiling: bv}}
+	loop := &turn.Loop{Exec: echoExec{}, State: st, Routes: routes{}, ToolTimeout: time.Second, CallKey: testKey, Log: testLog(t), Budgets: config.Budgets{BudgetValues: bv, Ceiling: bv}}
 	log, err := e.bus.LoadLog(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/turnstream/turnstream/internal/calltoken"
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/redact"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -76,11 +77,25 @@ func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire
 	return nil
 }
 
+// maxRejectedEvents bounds the tool.result-rejected events one await
+// records: a flood of forged results costs the audit log no more than this.
+const maxRejectedEvents = 32
+
 // dispatchAndAwait dispatches calls and awaits their results, and those of
 // awaitOnly, calls dispatched by an earlier delivery that cannot be sent
 // again. A call without a result by the deadline gets an explicit,
 // synthesized error result.
+//
+// Each dispatched call carries its token (Loop.CallKey), and only a result
+// with its call's token is accepted (judgeResult); every other result
+// naming the turn is ignored and recorded as tool.result-rejected, so a
+// tool worker answers only the calls it received. Results of other turns
+// of the session (late results of earlier turns, read because the
+// follower starts before the dispatch) are ignored silently.
 func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls, awaitOnly []wire.Call, results map[string]*wire.Message) error {
+	if r.loop.CallKey.IsZero() {
+		return errors.New("turn: no call-token key (Loop.CallKey): tool calls cannot be dispatched")
+	}
 	step := st.Steps
 	since := r.loop.now()
 	if i := r.lastAssistantIndex(); i >= 0 && i < len(r.stored) && r.stored[i].Before(since) {
@@ -100,6 +115,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		tc := &wire.ToolCall{
 			SessionID: r.req.SessionID, TurnID: r.req.TurnID, Step: step,
 			CallID: c.ID, Name: c.Name, Arguments: r.arguments(c), Deadline: deadline,
+			Token: r.loop.CallKey.Sign(r.req.SessionID, r.req.TurnID, c.ID, c.Name),
 		}
 		if err := r.dispatch(ctx, tc, deadline); err != nil {
 			return err
@@ -126,6 +142,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	r.loop.probe(ProbeAwaiting)
+	rejected := 0
 	for waiting := len(calls); waiting > 0; {
 		res, err := follower.Next(waitCtx)
 		if err != nil {
@@ -137,10 +154,17 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 			}
 			break // the tools' deadline passed
 		}
-		name, ok := names[res.CallID]
-		if res.TurnID != r.req.TurnID || !ok || results[res.CallID] != nil {
-			if res.TurnID == r.req.TurnID {
-				r.emit(wire.EventToolResult, step, 0, Payload{"matched": false, "reason": "unknown_or_duplicate_call_id"})
+		if res.TurnID != r.req.TurnID {
+			continue // another turn's: an earlier turn's late result
+		}
+		name, reason := judgeResult(r.loop.CallKey, r.req.SessionID, r.req.TurnID, res, names, results)
+		if reason != "" {
+			if rejected++; rejected <= maxRejectedEvents {
+				p := Payload{"reason": reason}
+				if name != "" {
+					p["tool"], p["call_id"] = token(name), res.CallID
+				}
+				r.emit(wire.EventToolResultRejected, step, 0, p)
 			}
 			continue
 		}
@@ -157,6 +181,9 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		})
 		waiting--
 	}
+	if rejected > maxRejectedEvents {
+		r.log.Warn().Int("rejected", rejected).Int("recorded", maxRejectedEvents).Msg("tool results rejected; only the first were recorded as events")
+	}
 	for _, c := range calls {
 		if results[c.ID] != nil {
 			continue
@@ -166,6 +193,29 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		r.emit(wire.EventToolRepaired, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "reason": "deadline_exceeded"})
 	}
 	return nil
+}
+
+// judgeResult decides whether res, a result naming the turn (session,
+// turn), answers one of its pending calls (pending: call id to tool name;
+// answered: the results the turn has). It accepts the result ("") only if
+// its session is the turn's, its call is pending and not yet answered, and
+// its token verifies under key for the session, the turn, the call id and
+// the pending call's tool; otherwise it returns the reason to reject it
+// (a wire.ResultRejected constant). tool is the pending call's tool when
+// res names a pending call, "" when not.
+func judgeResult(key calltoken.Key, session, turn string, res wire.ToolResult, pending map[string]string, answered map[string]*wire.Message) (tool, reason string) {
+	tool, ok := pending[res.CallID]
+	switch {
+	case res.SessionID != session:
+		return tool, wire.ResultRejectedWrongSession
+	case !ok:
+		return "", wire.ResultRejectedUnknownCall
+	case !key.Verify(res.Token, session, turn, res.CallID, tool):
+		return tool, wire.ResultRejectedBadToken
+	case answered[res.CallID] != nil:
+		return tool, wire.ResultRejectedDuplicate
+	}
+	return tool, ""
 }
 
 // closeCalls gives every pending call an explicit, synthesized error result

@@ -334,7 +334,9 @@ func TestLoopScenarios(t *testing.T) {
 }
 
 // TestResultWithUnknownID: a result whose id matches no pending call is
-// recorded as unmatched and ignored, never attached to another call.
+// rejected (a tool.result-rejected event, reason unknown_call) and ignored,
+// never attached to another call, even with a token that verifies for the
+// call it names.
 func TestResultWithUnknownID(t *testing.T) {
 	var js jetstream.JetStream
 	o := runScenario(t, scenario{
@@ -342,7 +344,7 @@ func TestResultWithUnknownID(t *testing.T) {
 		setup:  func(e *env) { js = e.js },
 		tool: func(ctx context.Context, c wire.ToolCall) (toolworker.Result, error) {
 			// A stray result, published before the real one.
-			stray := &wire.ToolResult{SessionID: c.SessionID, TurnID: c.TurnID, CallID: "call_nobody", Content: "stray"}
+			stray := &wire.ToolResult{SessionID: c.SessionID, TurnID: c.TurnID, CallID: "call_nobody", Token: c.Token, Content: "stray"}
 			data, err := wire.JSON.Marshal(stray)
 			if err != nil {
 				return toolworker.Result{}, err
@@ -357,13 +359,16 @@ func TestResultWithUnknownID(t *testing.T) {
 	if r := o.res.Messages[2]; r.Content != "real" || r.ToolCallID != o.res.Messages[1].ToolCalls[0].ID {
 		t.Errorf("result = %+v; want the real result on the real call", r)
 	}
-	unmatched := 0
+	var rejected []wire.SessionEvent
 	for _, ev := range o.res.Events {
-		if ev.Type == wire.EventToolResult && ev.Payload["matched"] == false {
-			unmatched++
+		if ev.Type == wire.EventToolResultRejected {
+			rejected = append(rejected, ev)
 		}
 	}
-	if unmatched != 1 {
-		t.Errorf("unmatched tool.result events = %d; want 1", unmatched)
+	if len(rejected) != 1 || rejected[0].Payload["reason"] != wire.ResultRejectedUnknownCall || rejected[0].Payload["call_id"] != nil {
+		t.Errorf("tool.result-rejected events = %+v; want one, reason unknown_call, naming no call", rejected)
+	}
+	if n := o.events[wire.EventToolResult]; n != 1 {
+		t.Errorf("tool.result events = %d; want 1", n)
 	}
 }

@@ -87,11 +87,15 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := bus.New(ctx, js, subjects)
+	b, err := topo.Open(ctx, js, o.Log)
 	if err != nil {
 		return nil, err
 	}
 	state, err := b.State(ctx)
+	if err != nil {
+		return nil, err
+	}
+	callKey, err := CallTokenKey(ctx, state, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +126,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 			Reserve:      cfg.History.Reserve,
 		},
 		ToolTimeout: cfg.Worker.ToolTimeout.D(),
+		CallKey:     callKey,
 		Schemas:     schemas,
 		Results: turn.ResultOptions{
 			MaxBytes:        cfg.Limits.ToolResult.MaxBytes,

@@ -82,6 +82,8 @@ func runWorker() int {
 	cfg.Worker.AckWait = config.Duration(workerAckWait)
 	cfg.Worker.DrainTimeout = config.Duration(2 * time.Second)
 	cfg.Worker.ToolTimeout = config.Duration(30 * time.Second)
+	// The workers create the tool consumers, with this AckWait.
+	cfg.Worker.ToolAckWait = config.Duration(toolAckWait)
 	if os.Getenv(envReplicas) == "3" {
 		cfg.NATS.Replicas = 3
 	}
@@ -171,7 +173,7 @@ func runTools() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	err = toolworker.Serve(ctx, js, map[string]toolworker.Handler{toolEffect: handler(toolEffect), toolIdem: handler(toolIdem)},
-		toolworker.WithIdempotent(toolIdem), toolworker.WithAckWait(toolAckWait), toolworker.WithLogger(childLog()),
+		toolworker.WithIdempotent(toolIdem), toolworker.WithLogger(childLog()),
 		toolworker.WithDrainTimeout(2*time.Second))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos tools:", err)

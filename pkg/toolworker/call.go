@@ -144,7 +144,7 @@ func (t *tool) handle(runCtx context.Context, m message, b binding) {
 		t.term(log, m, termNameMismatch, nil)
 		return
 	}
-	res := wire.ToolResult{SessionID: call.SessionID, TurnID: call.TurnID, CallID: call.CallID}
+	res := resultOf(call)
 	if err := res.Validate(); err != nil {
 		t.term(log, m, termInvalid, err) // a call id no result could carry
 		return
@@ -164,7 +164,7 @@ func (t *tool) handle(runCtx context.Context, m message, b binding) {
 
 	d := &delivery{
 		m: m, call: call, codec: codec, log: log,
-		claims: b.claims, key: bus.ClaimKey(call.SessionID, call.TurnID, call.CallID),
+		claims: b.claims, key: bus.ClaimKey(call.Name, call.SessionID, call.TurnID, call.CallID),
 		seq: meta.Sequence.Stream, num: meta.NumDelivered,
 		heartbeat:  heartbeatInterval(b.ackWait, time.Until(call.Deadline)),
 		leaveDelay: b.ackWait,
@@ -316,7 +316,8 @@ func (t *tool) runHeld(ctx context.Context, d *delivery, h *held) settlement {
 		d.log.Warn().Msg("the claim was taken over while the handler ran; its result is dropped")
 		return nakAfter(d.leaveDelay)
 	}
-	res := wire.ToolResult{SessionID: d.call.SessionID, TurnID: d.call.TurnID, CallID: d.call.CallID, Content: out.Content, IsError: out.IsError}
+	res := resultOf(d.call)
+	res.Content, res.IsError = out.Content, out.IsError
 	// The drain timeout may have cut the run short: what the handler
 	// returned then may not be its outcome. Writes go on regardless.
 	cut := ctx.Err() != nil
@@ -415,11 +416,17 @@ func (t *tool) record(ctx context.Context, d *delivery, h *held, done claimRecor
 	return err
 }
 
+// resultOf is an empty result of call: its identity and its token, which
+// every result a tool worker publishes carries (run, answered from the
+// claim or synthesized), since the turn worker accepts none without it.
+func resultOf(call wire.ToolCall) wire.ToolResult {
+	return wire.ToolResult{SessionID: call.SessionID, TurnID: call.TurnID, CallID: call.CallID, Token: call.Token}
+}
+
 func unknownResult(call wire.ToolCall) wire.ToolResult {
-	return wire.ToolResult{
-		SessionID: call.SessionID, TurnID: call.TurnID, CallID: call.CallID,
-		Content: OutcomeUnknownContent, IsError: true, Synthesized: true,
-	}
+	res := resultOf(call)
+	res.Content, res.IsError, res.Synthesized = OutcomeUnknownContent, true, true
+	return res
 }
 
 // fit cuts res to what both the published result, in the call's encoding,
@@ -534,9 +541,13 @@ func (t *tool) encode(codec wire.Codec, res wire.ToolResult) (*nats.Msg, error) 
 	return out, nil
 }
 
-// resultMsgID identifies a call's result for JetStream deduplication.
+// resultMsgID identifies a call's result for JetStream deduplication:
+// "result:<session>:<turn>:<call_id>:<token>". A redelivered call has the
+// same token, so its result is discarded as a duplicate; the token keeps
+// anyone who did not receive the call from suppressing its result by
+// publishing first under the same id.
 func resultMsgID(r wire.ToolResult) string {
-	return "result:" + r.SessionID + ":" + r.TurnID + ":" + r.CallID
+	return "result:" + r.SessionID + ":" + r.TurnID + ":" + r.CallID + ":" + r.Token
 }
 
 // term settles a call that must never run. err is logged: validation and

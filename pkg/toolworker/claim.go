@@ -48,7 +48,8 @@ type claimRecord struct {
 }
 
 // claimResult is a done claim's result: exactly the fields the published
-// ToolResult carries besides the call's identity.
+// ToolResult carries besides the call's identity and token (a delivery
+// answering from the claim takes those from its call).
 type claimResult struct {
 	Content          string `json:"content"`
 	IsError          bool   `json:"is_error,omitempty"`
@@ -65,14 +66,14 @@ func recordResult(r wire.ToolResult) *claimResult {
 	}
 }
 
-// toolResult is the result a done claim answers call with.
+// toolResult is the result a done claim answers call with, with the
+// delivered call's token.
 func (c *claimResult) toolResult(call wire.ToolCall) wire.ToolResult {
-	return wire.ToolResult{
-		SessionID: call.SessionID, TurnID: call.TurnID, CallID: call.CallID,
-		Content: c.Content, IsError: c.IsError,
-		ContentTruncated: c.ContentTruncated, ContentBytes: c.ContentBytes,
-		Synthesized: c.Synthesized,
-	}
+	res := resultOf(call)
+	res.Content, res.IsError = c.Content, c.IsError
+	res.ContentTruncated, res.ContentBytes = c.ContentTruncated, c.ContentBytes
+	res.Synthesized = c.Synthesized
+	return res
 }
 
 // sameHolder reports whether r and o were written by the same holder: the

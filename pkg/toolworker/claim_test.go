@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -21,7 +23,7 @@ import (
 func TestServeAnswersRepeatedCallFromClaim(t *testing.T) {
 	for _, codec := range []wire.Codec{wire.JSON, wire.Msgpack} {
 		t.Run(codec.ContentType(), func(t *testing.T) {
-			e := newEnv(t, &bus.Topology{})
+			e := newEnv(t, &bus.Topology{ToolAckWait: time.Second})
 			results := e.follow(t, "s1")
 			var ran atomic.Int32
 			answered := newSignal(`"from_claim":true`)
@@ -32,11 +34,11 @@ func TestServeAnswersRepeatedCallFromClaim(t *testing.T) {
 					}
 					return toolworker.Result{Content: "first run", IsError: true}, nil
 				},
-			}, toolworker.WithAckWait(time.Second), toolworker.WithLogger(testLogger(t, answered)))
+			}, toolworker.WithLogger(testLogger(t, answered)))
 
 			call := newCall("s1", tool, "c1")
 			e.publishCall(t, codec, call)
-			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: "first run", IsError: true}
+			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Token: call.Token, Content: "first run", IsError: true}
 			if _, got := results.next(t); got != want {
 				t.Fatalf("result = %+v; want %+v", got, want)
 			}
@@ -58,7 +60,7 @@ func TestServeAnswersRepeatedCallFromClaim(t *testing.T) {
 // running delivery renew it and leaves the call to it. The tool runs once;
 // once it answers, the second delivery is answered from the claim.
 func TestServeLeavesCallOfLiveClaimer(t *testing.T) {
-	e := newEnv(t, &bus.Topology{})
+	e := newEnv(t, &bus.Topology{ToolAckWait: time.Second})
 	results := e.follow(t, "s1")
 	started, release := make(chan struct{}), make(chan struct{})
 	var ran atomic.Int32
@@ -75,7 +77,7 @@ func TestServeLeavesCallOfLiveClaimer(t *testing.T) {
 				return toolworker.Result{}, ctx.Err()
 			}
 		},
-	}, toolworker.WithAckWait(time.Second), toolworker.WithConcurrency(2), toolworker.WithLogger(testLogger(t, left)))
+	}, toolworker.WithConcurrency(2), toolworker.WithLogger(testLogger(t, left)))
 
 	call := newCall("s1", tool, "c1")
 	e.publishCall(t, wire.JSON, call)
@@ -84,7 +86,7 @@ func TestServeLeavesCallOfLiveClaimer(t *testing.T) {
 	await(t, left.C, "the second delivery to leave the call to the live claimer")
 	close(release)
 
-	if _, got := results.next(t); got.Content != "slow" || got.IsError || got.Synthesized {
+	if _, got := results.next(t); got.Content != "slow" || got.IsError || got.Synthesized || got.Token != call.Token {
 		t.Errorf("result = %+v; want the first run's", got)
 	}
 	e.toolConsumer(t)
@@ -96,12 +98,11 @@ func TestServeLeavesCallOfLiveClaimer(t *testing.T) {
 	}
 }
 
-// TestServeCreatesClaimsBucket: Serve creates the claims bucket with the
-// topology's results max age as its TTL, and claims a call whose id holds
-// characters no key may (dots, wildcards, spaces, non-ASCII) under its
-// encoded key.
-func TestServeCreatesClaimsBucket(t *testing.T) {
-	e := newEnv(t, &bus.Topology{ResultMaxAge: 3 * time.Hour})
+// TestServeClaimsUnderEncodedKey: a call whose id holds characters no key
+// may (dots, wildcards, spaces, non-ASCII) is claimed under its encoded
+// key, which starts with the tool's name.
+func TestServeClaimsUnderEncodedKey(t *testing.T) {
+	e := newEnv(t, &bus.Topology{})
 	results := e.follow(t, "s1")
 	e.serve(t, map[string]toolworker.Handler{tool: ok("fine")})
 	const odd = "call/ä.*.> x"
@@ -112,17 +113,18 @@ func TestServeCreatesClaimsBucket(t *testing.T) {
 	if rec := e.claim(t, "s1", "t1", odd); rec["state"] != "done" {
 		t.Errorf("claim = %v; want state done", rec)
 	}
-
 	kv, err := e.js.KeyValue(t.Context(), bus.ClaimsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := kv.Status(t.Context())
+	keys, err := kv.ListKeys(t.Context(), jetstream.MetaOnly())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.TTL() != 3*time.Hour || st.History() != 1 {
-		t.Errorf("claims bucket TTL %s, history %d; want 3h0m0s, 1", st.TTL(), st.History())
+	for k := range keys.Keys() {
+		if !strings.HasPrefix(k, tool+".s1.t1.") {
+			t.Errorf("claim key %q; want it under %s.s1.t1.", k, tool)
+		}
 	}
 }
 
@@ -133,30 +135,32 @@ var callToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 func TestClaimKey(t *testing.T) {
 	long := strings.Repeat("x", 128)
 	tests := []struct {
-		session, turn, call string
+		tool, session, turn, call string
 	}{
-		{"s1", "t1", "call_1"},
-		{"s1", "t1", "a.b"},
-		{"s1", "t1", "*"},
-		{"s1", "t1", ">"},
-		{"s1", "t1", " "},
-		{"s1", "t1", "é"},
-		{"s1", "t1", "\x00\xff"},
-		{long, long, long},
+		{"get_time", "s1", "t1", "call_1"},
+		{"get_time", "s1", "t1", "a.b"},
+		{"get_time", "s1", "t1", "*"},
+		{"get_time", "s1", "t1", ">"},
+		{"get_time", "s1", "t1", " "},
+		{"get_time", "s1", "t1", "é"},
+		{"get_time", "s1", "t1", "\x00\xff"},
+		{"calculate", "s1", "t1", "call_1"},
+		{strings.Repeat("n", 64), long, long, long},
 	}
 	seen := map[string]string{}
 	for _, tt := range tests {
-		key := bus.ClaimKey(tt.session, tt.turn, tt.call)
+		key := bus.ClaimKey(tt.tool, tt.session, tt.turn, tt.call)
 		tokens := strings.Split(key, ".")
-		if len(tokens) != 3 || tokens[0] != tt.session || tokens[1] != tt.turn {
-			t.Errorf("ClaimKey(%q, %q, %q) = %q; want <session>.<turn>.<encoded call>", tt.session, tt.turn, tt.call, key)
+		if len(tokens) != 4 || tokens[0] != tt.tool || tokens[1] != tt.session || tokens[2] != tt.turn {
+			t.Errorf("ClaimKey(%q, %q, %q, %q) = %q; want <tool>.<session>.<turn>.<encoded call>", tt.tool, tt.session, tt.turn, tt.call, key)
+			continue
 		}
-		if !callToken.MatchString(tokens[2]) {
-			t.Errorf("ClaimKey(%q, %q, %q) = %q; want a call token of [A-Za-z0-9_-]", tt.session, tt.turn, tt.call, key)
+		if !callToken.MatchString(tokens[3]) {
+			t.Errorf("ClaimKey(%q, %q, %q, %q) = %q; want a call token of [A-Za-z0-9_-]", tt.tool, tt.session, tt.turn, tt.call, key)
 		}
 		if prev, dup := seen[key]; dup {
-			t.Errorf("ClaimKey(..., %q) = ClaimKey(..., %q) = %q; want distinct keys", tt.call, prev, key)
+			t.Errorf("ClaimKey(%s) = ClaimKey(%s) = %q; want distinct keys", tt.tool+"/"+tt.call, prev, key)
 		}
-		seen[key] = tt.call
+		seen[key] = tt.tool + "/" + tt.call
 	}
 }

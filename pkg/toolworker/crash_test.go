@@ -53,8 +53,8 @@ const (
 	modeLinger = "linger"
 )
 
-// childAckWait is the children's AckWait: short, so a dead child's call is
-// redelivered quickly.
+// childAckWait is the AckWait of the children's tool consumer: short, so
+// a dead child's call is redelivered quickly.
 const childAckWait = time.Second
 
 func runChildToolWorker() int {
@@ -104,7 +104,6 @@ func runChildToolWorker() int {
 	defer stop()
 	opts := []toolworker.Option{
 		toolworker.WithLogger(zerolog.New(os.Stderr).Level(zerolog.InfoLevel)),
-		toolworker.WithAckWait(childAckWait),
 		// One call at a time: a stopped child holds no pull request that
 		// the server could hand a redelivery to.
 		toolworker.WithConcurrency(1),
@@ -161,6 +160,7 @@ func (c *child) pid() string { return strconv.Itoa(c.cmd.Process.Pid) }
 
 func startChild(t *testing.T, e *env, ledger, mode string, idempotent bool) *child {
 	t.Helper()
+	e.ensureTool(t, tool) // as the workers have, at the tool's first call
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childNATSEnv+"="+e.srv.URL(), childLedgerEnv+"="+ledger, childModeEnv+"="+mode)
 	if idempotent {
@@ -243,7 +243,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// claim reads the claim of a call from the claims bucket, as JSON fields.
+// claim reads the claim of a call to the tool "lookup" from the claims
+// bucket, as JSON fields.
 func (e *env) claim(t *testing.T, session, turn, callID string) map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
@@ -252,7 +253,7 @@ func (e *env) claim(t *testing.T, session, turn, callID string) map[string]any {
 	if err != nil {
 		t.Fatalf("KeyValue(%s) = %v", bus.ClaimsBucket, err)
 	}
-	entry, err := kv.Get(ctx, bus.ClaimKey(session, turn, callID))
+	entry, err := kv.Get(ctx, bus.ClaimKey(tool, session, turn, callID))
 	if err != nil {
 		t.Fatalf("claim of %s: %v", callID, err)
 	}
@@ -271,7 +272,7 @@ func (e *env) claim(t *testing.T, session, turn, callID string) map[string]any {
 func TestKilledToolWorker(t *testing.T) {
 	for _, idempotent := range []bool{true, false} {
 		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
-			e := newEnv(t, &bus.Topology{})
+			e := newEnv(t, &bus.Topology{ToolAckWait: childAckWait})
 			ledger := filepath.Join(t.TempDir(), "ledger")
 			results := e.follow(t, "s1")
 
@@ -282,7 +283,7 @@ func TestKilledToolWorker(t *testing.T) {
 
 			second := startChild(t, e, ledger, modeFinish, idempotent)
 			_, got := results.next(t)
-			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: "ran in " + second.pid()}
+			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Token: tokenOf("s1", tool, "c1"), Content: "ran in " + second.pid()}
 			wantRuns := []string{first.pid() + "/c1", second.pid() + "/c1"}
 			if !idempotent {
 				want.Content, want.IsError, want.Synthesized = toolworker.OutcomeUnknownContent, true, true
@@ -310,7 +311,7 @@ func TestKilledToolWorker(t *testing.T) {
 // redelivered call is answered from the claim by the second tool worker:
 // the tool ran once, its result is published once, and the call is acked.
 func TestKilledAfterClaimDone(t *testing.T) {
-	e := newEnv(t, &bus.Topology{})
+	e := newEnv(t, &bus.Topology{ToolAckWait: childAckWait})
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	results := e.follow(t, "s1")
 
@@ -323,7 +324,7 @@ func TestKilledAfterClaimDone(t *testing.T) {
 
 	second := startChild(t, e, ledger, modeFinish, false)
 	_, got := results.next(t)
-	want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: "ran in " + first.pid()}
+	want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Token: tokenOf("s1", tool, "c1"), Content: "ran in " + first.pid()}
 	if got != want {
 		t.Errorf("result = %+v; want %+v (the first run's, from the claim)", got, want)
 	}
@@ -346,7 +347,7 @@ func TestKilledAfterClaimDone(t *testing.T) {
 // (SIGCONT) and its handler returns, it finds the claim taken over and
 // publishes nothing: the effect happened once and one result is stored.
 func TestPausedToolWorker(t *testing.T) {
-	e := newEnv(t, &bus.Topology{})
+	e := newEnv(t, &bus.Topology{ToolAckWait: childAckWait})
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	results := e.follow(t, "s1")
 
@@ -357,7 +358,7 @@ func TestPausedToolWorker(t *testing.T) {
 
 	startChild(t, e, ledger, modeFinish, false)
 	_, got := results.next(t)
-	want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: toolworker.OutcomeUnknownContent, IsError: true, Synthesized: true}
+	want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Token: tokenOf("s1", tool, "c1"), Content: toolworker.OutcomeUnknownContent, IsError: true, Synthesized: true}
 	if got != want {
 		t.Errorf("result = %+v; want %+v", got, want)
 	}

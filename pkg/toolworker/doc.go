@@ -1,16 +1,43 @@
 // Package toolworker is the SDK with which a tool author serves named tools
-// from any process: Serve binds one durable pull consumer per tool on the
-// TURN_TOOLS work queue, claims each call in the TURN_CLAIMS bucket, runs
-// the author's Handler within the call's deadline, records the result in
-// the claim, publishes it as a ToolResult on the session's result subject
-// in the call's encoding, and only then acks. A result carries the
-// Nats-Msg-Id "result:<session>:<turn>:<call_id>", so a redelivered call
-// cannot store a second result within the stream's duplicate window.
+// from any process: Serve binds to the durable pull consumer of each tool
+// on the TURN_TOOLS work queue, claims each call in the TURN_CLAIMS bucket,
+// runs the author's Handler within the call's deadline, records the result
+// in the claim, publishes it as a ToolResult on the session's result
+// subject in the call's encoding, and only then acks. A result carries the
+// Nats-Msg-Id "result:<session>:<turn>:<call_id>:<token>", so a redelivered
+// call cannot store a second result within the stream's duplicate window.
+//
+// # Call tokens
+//
+// Every call carries a per-call token (wire.ToolCall.Token) that the
+// worker dispatching it signed with a key only workers hold. Every result
+// Serve publishes carries the token of the call it answers, copied
+// unchanged: a result the handler returned, one answered from the call's
+// claim, and the synthesized "tool outcome unknown" result alike. The
+// worker awaiting the result accepts it only with that token, so a tool
+// worker can answer only the calls it received; results without it are
+// rejected (a tool.result-rejected event) and the call times out. Serve
+// never checks, logs or invents a token; a call without one is invalid
+// and terminated unrun.
+//
+// # Consumers
+//
+// The turnstream workers create each tool's consumer ("tool-<name>",
+// filtered on turn.tool.<name>) before they dispatch the tool's first call,
+// and the TURN_CLAIMS bucket when they start; tool workers never create or
+// change consumers, buckets or streams. Serve waits for them: it polls the
+// consumer's info (backing off up to a second) and logs once that it waits
+// for the workers to create it at the tool's first call. That first call
+// waits in the work queue meanwhile. A consumer no tool worker pulls from
+// for an hour is removed by the server and made again at the tool's next
+// call; a Serve that loses its consumer waits for it the same way.
 //
 // # Exactly-once tool effects
 //
 // A call is claimed before its handler runs, under the key
-// "<session>.<turn>.<base64url(call_id)>" (bus.ClaimKey). The claim is a
+// "<tool>.<session>.<turn>.<base64url(call_id)>" (bus.ClaimKey; it starts
+// with the tool so that permissions can confine a tool worker to its tools'
+// claims). The claim is a
 // JSON record: its state (running or done), the Serve that holds it (a
 // process-unique owner id) with the delivery and attempt, the holder's
 // heartbeat interval, and once done the result (content, is_error,
@@ -40,18 +67,18 @@
 //
 // # Heartbeats and AckWait
 //
-// The tool consumers' AckWait is WithAckWait's (default 5s), not a fixed
-// 30s: heartbeats (progress acks and claim renewals) go out every third of
-// it, and at least four times before the call's deadline, so a dead tool
-// worker's call is redelivered about one AckWait later and answered within
-// about two, long before the turn worker's deadline for it.
+// The tool consumers' AckWait is set by the workers that create them
+// (worker config worker.tool_ack_wait, default 5s, at least 1s) and read
+// by Serve from the consumer's info: heartbeats (progress acks and claim
+// renewals) go out every third of it, and at least four times before the
+// call's deadline, so a dead tool worker's call is redelivered about one
+// AckWait later and answered within about two, long before the turn
+// worker's deadline for it.
 //
 // It owns the tool side of the wire contract: decoding and validating calls,
 // claiming them, heartbeating long runs, bounding concurrency, recovering
 // panics and draining in-flight calls on shutdown. It must not create or
-// change streams (the turnstream workers own the topology; Serve waits for
-// it; it creates or updates only the TURN_CLAIMS bucket, with the
-// topology's replicas, storage and results max age), must not write
-// anything but results and claims, and must never log tool arguments or
-// results.
+// change streams, consumers or buckets (the turnstream workers own the
+// topology; Serve waits for it), must not write anything but results and
+// claims, and must never log tool arguments, results or tokens.
 package toolworker

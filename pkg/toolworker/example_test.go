@@ -53,10 +53,13 @@ func Example() {
 		}, toolworker.WithConcurrency(4))
 	}()
 
-	// What a turn worker does: dispatch the call, then read its result.
+	// What a turn worker does: dispatch the call with its token, then read
+	// its result. (A worker signs the token with a key only workers hold;
+	// to the tool worker it is opaque.)
 	call := wire.ToolCall{
 		SessionID: "s1", TurnID: "t1", Step: 1, CallID: "call_1", Name: "shout",
 		Arguments: `{"text":"hello"}`, Deadline: time.Now().Add(time.Minute),
+		Token: "Q2FsbC10b2tlbi1pc3N1ZWQtYnktdGhlLXdvcmtlcg",
 	}
 	data, err := wire.JSON.Marshal(&call)
 	if err != nil {
@@ -84,11 +87,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%s: %s (is_error %v)\n", res.CallID, res.Content, res.IsError)
+	fmt.Printf("%s: %s (is_error %v, the call's token %v)\n", res.CallID, res.Content, res.IsError, res.Token == call.Token)
 
 	cancel()
 	fmt.Println("serve:", <-served)
 	// Output:
-	// call_1: HELLO! (is_error false)
+	// call_1: HELLO! (is_error false, the call's token true)
 	// serve: <nil>
 }

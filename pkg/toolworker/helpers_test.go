@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/calltoken"
 	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -25,16 +26,17 @@ import (
 // hanging it. It is never a performance assertion.
 const wait = 20 * time.Second
 
-// env is an embedded JetStream server, a connection to it and the subjects
-// of the deployment under test.
+// env is an embedded JetStream server, a connection to it and the
+// topology of the deployment under test.
 type env struct {
 	srv      *natstest.Server
 	nc       *nats.Conn
 	js       jetstream.JetStream
+	topo     bus.Topology
 	subjects wire.Subjects
 }
 
-// newEnv starts a server; with ensure, it also creates the topology, as a
+// newEnv starts a server; with a topology, it also creates it, as a
 // turnstream worker does at start.
 func newEnv(t *testing.T, topo *bus.Topology) *env {
 	t.Helper()
@@ -42,10 +44,21 @@ func newEnv(t *testing.T, topo *bus.Topology) *env {
 	nc, js := srv.JetStream()
 	e := &env{srv: srv, nc: nc, js: js}
 	if topo != nil {
-		e.subjects = topo.Subjects
+		e.topo, e.subjects = *topo, topo.Subjects
 		e.ensure(t, *topo)
 	}
 	return e
+}
+
+// ensureTool creates the tool's consumer with the topology's settings, as
+// a turnstream worker does before it dispatches the tool's first call.
+func (e *env) ensureTool(t *testing.T, tool string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if _, err := e.topo.EnsureToolConsumer(ctx, e.js, tool); err != nil {
+		t.Fatalf("EnsureToolConsumer(%s) = %v", tool, err)
+	}
 }
 
 func (e *env) ensure(t *testing.T, topo bus.Topology) {
@@ -113,25 +126,45 @@ func (s *served) returned() bool {
 	}
 }
 
+// fleetKey stands in for the turnstream workers' key: it signs the calls
+// of the tests as a worker signs what it dispatches.
+var fleetKey = func() calltoken.Key {
+	k, err := calltoken.NewKey([]byte("toolworker tests' fleet key 32 b"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// tokenOf is the token a worker gives the call callID of session's turn
+// t1 to tool.
+func tokenOf(session, tool, callID string) string { return fleetKey.Sign(session, "t1", callID, tool) }
+
 func newCall(session, tool, callID string) wire.ToolCall {
 	return wire.ToolCall{
 		SessionID: session, TurnID: "t1", Step: 1, CallID: callID, Name: tool,
 		Arguments: `{"city":"Paris"}`, Deadline: time.Now().Add(time.Minute),
+		Token: tokenOf(session, tool, callID),
 	}
 }
 
-// publishCall dispatches call as a turn worker does.
+// publishCall dispatches call as a turn worker does: it creates the tool's
+// consumer, then publishes the call.
 func (e *env) publishCall(t *testing.T, codec wire.Codec, call wire.ToolCall) {
 	t.Helper()
 	data, err := codec.Marshal(&call)
 	if err != nil {
 		t.Fatalf("Marshal(call) = %v", err)
 	}
-	e.publishRaw(t, e.subjects.Tool(call.Name), codec.ContentType(), data)
+	e.publishRaw(t, call.Name, codec.ContentType(), data)
 }
 
-func (e *env) publishRaw(t *testing.T, subject, contentType string, data []byte) {
+// publishRaw publishes data as a call to tool, whose consumer it creates
+// first.
+func (e *env) publishRaw(t *testing.T, tool, contentType string, data []byte) {
 	t.Helper()
+	e.ensureTool(t, tool)
+	subject := e.subjects.Tool(tool)
 	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	if contentType != "" {
 		m.Header.Set(wire.HeaderContentType, contentType)
@@ -225,7 +258,9 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 // startDeployment stands in, for the example, for a running turnstream
-// deployment: an embedded NATS server with the streams the workers create.
+// deployment: an embedded NATS server with the streams the workers create,
+// and the consumer of the tool "shout", which they create before they
+// dispatch its first call.
 func startDeployment() (url string, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "toolworker-example-")
 	if err != nil {
@@ -259,7 +294,9 @@ func startDeployment() (url string, stop func(), err error) {
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		err = bus.Topology{}.Ensure(ctx, js)
+		if err = (bus.Topology{}).Ensure(ctx, js); err == nil {
+			_, err = bus.Topology{}.EnsureToolConsumer(ctx, js, "shout")
+		}
 	}
 	if err != nil {
 		stop()

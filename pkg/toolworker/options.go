@@ -24,19 +24,10 @@ type options struct {
 	// drainTimeout bounds how long Serve waits for in-flight handlers after
 	// its context is done. Default 10s.
 	drainTimeout time.Duration
-	// ackWait is the AckWait of the tool consumers. Default DefaultAckWait.
-	ackWait time.Duration
 	// idempotent names the tools that may run again when their claimer
 	// died. Default: none.
 	idempotent map[string]bool
 }
-
-// DefaultAckWait is the AckWait of the tool consumers unless WithAckWait
-// sets another; MinAckWait is the smallest WithAckWait accepts.
-const (
-	DefaultAckWait = 5 * time.Second
-	MinAckWait     = time.Second
-)
 
 func defaultOptions() options {
 	return options{
@@ -44,7 +35,6 @@ func defaultOptions() options {
 		concurrency:  16,
 		logger:       zerolog.Nop(),
 		drainTimeout: 10 * time.Second,
-		ackWait:      DefaultAckWait,
 		idempotent:   map[string]bool{},
 	}
 }
@@ -97,34 +87,6 @@ func WithDrainTimeout(d time.Duration) Option {
 			return fmt.Errorf("%w: drain timeout must be positive, got %s", ErrInvalidOption, d)
 		}
 		o.drainTimeout = d
-		return nil
-	}
-}
-
-// WithAckWait sets the AckWait of the tools' durable consumers: how long
-// the server waits for word from a tool worker holding a call before it
-// redelivers the call. Default DefaultAckWait (5s); at least MinAckWait
-// (1s).
-//
-// While a call runs, its tool worker tells the server it is still working
-// on it (an in-progress ack) and renews its claim on the call every third
-// of the AckWait, and at least four times before the call's deadline (a
-// quarter of the time left when it starts, if that is shorter). A call
-// whose tool worker dies is thus redelivered about one AckWait later; the
-// next delivery then watches the claim for two and a half of the dead
-// worker's heartbeat intervals before it takes the claim over, so a dead
-// tool worker's call is answered (run again, or "tool outcome unknown")
-// within about two AckWaits, well before a turn's usual tool deadline,
-// while one slow renewal does not make a live one look dead. A
-// shorter AckWait answers sooner and costs more heartbeats; it need not
-// cover a call's whole run. Every tool worker of a tool should use the same
-// value: the consumer is shared, and the last one to bind sets it.
-func WithAckWait(d time.Duration) Option {
-	return func(o *options) error {
-		if d < MinAckWait {
-			return fmt.Errorf("%w: ack wait must be at least %s, got %s", ErrInvalidOption, MinAckWait, d)
-		}
-		o.ackWait = d
 		return nil
 	}
 }

@@ -18,15 +18,18 @@ import (
 
 // Serve serves the tools of handlers, keyed by tool name, until ctx is done.
 //
-// For each tool it waits until the TURN_TOOLS and TURN_RESULTS streams
-// exist (the turnstream workers create them at start), creates or updates
-// the TURN_CLAIMS bucket and the tool's durable consumer (AckWait from
-// WithAckWait) and fetches calls, at most WithConcurrency of them in
+// For each tool it waits until the TURN_CLAIMS bucket and the tool's
+// durable consumer "tool-<name>" on TURN_TOOLS exist (the turnstream
+// workers create the bucket when they start and the consumer before they
+// dispatch the tool's first call; Serve creates and changes neither), binds
+// to the consumer, whose AckWait (worker config worker.tool_ack_wait) paces
+// its heartbeats, and fetches calls, at most WithConcurrency of them in
 // flight. Each valid call is claimed in TURN_CLAIMS, then runs its Handler
-// under the call's deadline; its result is recorded in the claim, published
-// on the session's result subject, in the call's encoding, with the
-// Nats-Msg-Id "result:<session>:<turn>:<call_id>", and the call is acked
-// only after the result is stored. A redelivered call whose claim holds a
+// under the call's deadline; its result, carrying the call's token, is
+// recorded in the claim, published on the session's result subject, in
+// the call's encoding, with the Nats-Msg-Id
+// "result:<session>:<turn>:<call_id>:<token>", and the call is acked only
+// after the result is stored. A redelivered call whose claim holds a
 // result is answered with it and never run again; one whose claimer died
 // runs again only for a tool named by WithIdempotent, and otherwise gets
 // the error result OutcomeUnknownContent, flagged synthesized. Invalid
@@ -102,7 +105,6 @@ func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Hand
 			idempotent: o.idempotent[name],
 			js:         js,
 			subjects:   o.subjects,
-			ackWait:    o.ackWait,
 			owner:      owner,
 			log:        o.logger.With().Str("tool", name).Logger(),
 			slots:      make(chan struct{}, o.concurrency),

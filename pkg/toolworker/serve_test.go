@@ -44,7 +44,7 @@ func TestServeAnswersCall(t *testing.T) {
 			e.publishCall(t, codec, newCall("s1", tool, "call_1"))
 
 			m, got := results.next(t)
-			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "call_1", Content: `sunny in {"city":"Paris"}`}
+			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "call_1", Token: tokenOf("s1", tool, "call_1"), Content: `sunny in {"city":"Paris"}`}
 			if got != want {
 				t.Errorf("result = %+v; want %+v", got, want)
 			}
@@ -55,8 +55,8 @@ func TestServeAnswersCall(t *testing.T) {
 			if err := codec.Unmarshal(m.Data(), &strict); err != nil {
 				t.Errorf("%s.Unmarshal(result) = %v; want the call's encoding", codec.ContentType(), err)
 			}
-			if id := m.Headers().Get(jetstream.MsgIDHeader); id != "result:s1:t1:call_1" {
-				t.Errorf("result %s = %q; want %q", jetstream.MsgIDHeader, id, "result:s1:t1:call_1")
+			if id, want := m.Headers().Get(jetstream.MsgIDHeader), "result:s1:t1:call_1:"+want.Token; id != want {
+				t.Errorf("result %s = %q; want %q", jetstream.MsgIDHeader, id, want)
 			}
 		})
 	}
@@ -93,8 +93,8 @@ func TestServeRecoversPanic(t *testing.T) {
 	e.publishCall(t, wire.JSON, newCall("s1", tool, "after"))
 
 	for _, want := range []wire.ToolResult{
-		{SessionID: "s1", TurnID: "t1", CallID: "boom", Content: "tool panicked", IsError: true},
-		{SessionID: "s1", TurnID: "t1", CallID: "after", Content: "fine"},
+		{SessionID: "s1", TurnID: "t1", CallID: "boom", Token: tokenOf("s1", tool, "boom"), Content: "tool panicked", IsError: true},
+		{SessionID: "s1", TurnID: "t1", CallID: "after", Token: tokenOf("s1", tool, "after"), Content: "fine"},
 	} {
 		if _, got := results.next(t); got != want {
 			t.Errorf("result = %+v; want %+v", got, want)
@@ -132,6 +132,7 @@ func TestServeTerminatesInvalidCalls(t *testing.T) {
 		{"arguments not JSON", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Arguments = "{" })},
 		{"deadline passed", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Deadline = time.Now().Add(-time.Second) })},
 		{"no deadline", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Deadline = time.Time{} })},
+		{"no token", wire.ContentTypeJSON, with(func(c *wire.ToolCall) { c.Token = "" })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +146,7 @@ func TestServeTerminatesInvalidCalls(t *testing.T) {
 			}, toolworker.WithConcurrency(1))
 			good := e.follow(t, "good")
 
-			e.publishRaw(t, e.subjects.Tool(tool), tt.contentType, tt.data)
+			e.publishRaw(t, tool, tt.contentType, tt.data)
 			e.publishCall(t, wire.JSON, newCall("good", tool, "c2"))
 
 			// One call at a time: once the valid call is answered, the
@@ -228,7 +229,7 @@ func TestServeDrainTimeoutCutsCallShort(t *testing.T) {
 				},
 			}, opts...)
 			m, got := results.next(t)
-			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: "complete"}
+			want := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Token: tokenOf("s1", tool, "c1"), Content: "complete"}
 			wantRuns := int32(1)
 			if !idempotent {
 				want.Content, want.IsError, want.Synthesized = toolworker.OutcomeUnknownContent, true, true
@@ -260,14 +261,14 @@ func TestServeDeduplicatesResult(t *testing.T) {
 	results := e.follow(t, "s1")
 
 	// The crashed worker's result, stored before its ack was lost.
-	stored := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: "from the crashed worker"}
+	stored := wire.ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Token: tokenOf("s1", tool, "c1"), Content: "from the crashed worker"}
 	data, err := wire.JSON.Marshal(&stored)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &nats.Msg{Subject: e.subjects.Result("s1"), Data: data, Header: nats.Header{}}
 	m.Header.Set(wire.HeaderContentType, wire.ContentTypeJSON)
-	if _, err := e.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("result:s1:t1:c1")); err != nil {
+	if _, err := e.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("result:s1:t1:c1:"+stored.Token)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -283,7 +284,7 @@ func TestServeDeduplicatesResult(t *testing.T) {
 
 	for _, want := range []wire.ToolResult{
 		stored,
-		{SessionID: "s1", TurnID: "t1", CallID: "c2", Content: "from the new worker"},
+		{SessionID: "s1", TurnID: "t1", CallID: "c2", Token: tokenOf("s1", tool, "c2"), Content: "from the new worker"},
 	} {
 		if _, got := results.next(t); got != want {
 			t.Errorf("result = %+v; want %+v", got, want)
@@ -330,18 +331,52 @@ func TestServeDrainsInFlightCall(t *testing.T) {
 	e.toolConsumer(t)
 }
 
-func TestServeWaitsForStreams(t *testing.T) {
+// TestServeWaitsForTopology: Serve creates nothing. Started before the
+// workers, it waits for the claims bucket they create when they start,
+// then for the tool's consumer they create at its first call, and serves
+// the call once the consumer exists. It waits the same way for a consumer
+// removed while it served (an operator, or the consumers' inactive
+// threshold).
+func TestServeWaitsForTopology(t *testing.T) {
 	e := newEnv(t, nil)
-	waiting := newSignal("waiting for the tool stream")
+	bucket := newSignal("waiting for the claims bucket")
+	consumer := newSignal("waiting for the tool consumer; the turnstream workers create it at the tool's first call")
+	bound := newSignal("tool consumer bound")
 	e.serve(t, map[string]toolworker.Handler{tool: ok("fine")},
-		toolworker.WithLogger(testLogger(t, waiting)))
-	await(t, waiting.C, "Serve to wait for the stream")
+		toolworker.WithLogger(testLogger(t, bucket, consumer, bound)))
+	await(t, bucket.C, "Serve to wait for the claims bucket")
 
-	e.ensure(t, bus.Topology{}) // a turnstream worker starts
+	topo := bus.Topology{}
+	e.topo = topo
+	e.ensure(t, topo) // a turnstream worker starts
+	await(t, consumer.C, "Serve to wait for the tool consumer")
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if _, err := e.js.Consumer(ctx, wire.StreamTools, bus.ToolConsumer(tool)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("Consumer(%s) = %v before the first call; want ErrConsumerNotFound (Serve creates none)", bus.ToolConsumer(tool), err)
+	}
+
 	results := e.follow(t, "s1")
-	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1"))
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c1")) // the worker creates the consumer, then dispatches
+	await(t, bound.C, "Serve to bind the consumer")
 	if _, got := results.next(t); got.Content != "fine" {
 		t.Errorf("result = %+v; want content fine", got)
+	}
+
+	// The consumer is removed under Serve, and made again at the next call.
+	if err := e.js.DeleteConsumer(ctx, wire.StreamTools, bus.ToolConsumer(tool)); err != nil {
+		t.Fatal(err)
+	}
+	e.publishCall(t, wire.JSON, newCall("s1", tool, "c2"))
+	if _, got := results.next(t); got.Content != "fine" || got.CallID != "c2" {
+		t.Errorf("result = %+v; want c2 answered fine", got)
+	}
+	info, err := e.js.Consumer(ctx, wire.StreamTools, bus.ToolConsumer(tool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := info.CachedInfo().Config, topo.ToolConsumerConfig(tool); got.FilterSubject != want.FilterSubject || got.AckWait != want.AckWait {
+		t.Errorf("tool consumer filter %q, ack wait %s; want the workers' %q, %s", got.FilterSubject, got.AckWait, want.FilterSubject, want.AckWait)
 	}
 }
 
@@ -457,6 +492,7 @@ func TestServeTruncatesOversizedResult(t *testing.T) {
 
 func TestServeReturnsWhenConnectionCloses(t *testing.T) {
 	e := newEnv(t, &bus.Topology{})
+	e.ensureTool(t, tool)
 	bound := newSignal("serving tool")
 	s := e.serve(t, map[string]toolworker.Handler{tool: ok("fine")}, toolworker.WithLogger(testLogger(t, bound)))
 	await(t, bound.C, "the tool consumer to be bound")
@@ -486,9 +522,6 @@ func TestServeRejectsBadArguments(t *testing.T) {
 		{"empty prefix token", h, []toolworker.Option{toolworker.WithPrefix("a..b")}, toolworker.ErrInvalidOption},
 		{"wildcard prefix", h, []toolworker.Option{toolworker.WithPrefix("turn.>")}, toolworker.ErrInvalidOption},
 		{"nil option", h, []toolworker.Option{nil}, toolworker.ErrInvalidOption},
-		{"zero ack wait", h, []toolworker.Option{toolworker.WithAckWait(0)}, toolworker.ErrInvalidOption},
-		{"ack wait under a second", h, []toolworker.Option{toolworker.WithAckWait(999 * time.Millisecond)}, toolworker.ErrInvalidOption},
-		{"negative ack wait", h, []toolworker.Option{toolworker.WithAckWait(-time.Second)}, toolworker.ErrInvalidOption},
 		{"no idempotent tools", h, []toolworker.Option{toolworker.WithIdempotent()}, toolworker.ErrInvalidOption},
 		{"idempotent name with a dot", h, []toolworker.Option{toolworker.WithIdempotent("a.b")}, toolworker.ErrInvalidOption},
 		{"idempotent empty name", h, []toolworker.Option{toolworker.WithIdempotent("")}, toolworker.ErrInvalidOption},
@@ -511,8 +544,7 @@ func TestServeRejectsBadArguments(t *testing.T) {
 	}
 	// Valid options pass validation and reach the JetStream check.
 	valid := []toolworker.Option{
-		toolworker.WithAckWait(toolworker.MinAckWait), toolworker.WithAckWait(time.Hour),
-		toolworker.WithIdempotent(tool), toolworker.WithIdempotent(tool, tool),
+		toolworker.WithIdempotent(tool), toolworker.WithIdempotent(tool, tool), toolworker.WithConcurrency(1),
 	}
 	if err := toolworker.Serve(t.Context(), nil, h, valid...); err == nil || errors.Is(err, toolworker.ErrInvalidOption) {
 		t.Errorf("Serve(nil JetStream, valid options) = %v; want the nil JetStream error", err)

@@ -16,8 +16,13 @@ import (
 )
 
 const (
-	// retryDelay spaces the attempts to find the stream and bind the consumer.
+	// retryDelay spaces the attempts to record a result and to bind again
+	// after fetching failed.
 	retryDelay = 500 * time.Millisecond
+	// bindFirstDelay and bindMaxDelay bound the backoff of bind's polls
+	// for the claims bucket and the tool's consumer.
+	bindFirstDelay = 50 * time.Millisecond
+	bindMaxDelay   = time.Second
 	// fetchWait bounds one pull request; fetchHeartbeat makes a pull the
 	// server lost (a leader change, a restarted node) fail after two
 	// missed heartbeats instead of at fetchWait.
@@ -33,8 +38,6 @@ type tool struct {
 	idempotent bool
 	js         jetstream.JetStream
 	subjects   wire.Subjects
-	// ackWait is the AckWait the tool's consumer is created with.
-	ackWait time.Duration
 	// owner names this Serve in its claims.
 	owner string
 	log   zerolog.Logger
@@ -83,16 +86,19 @@ type binding struct {
 	ackWait time.Duration
 }
 
-// bind waits for the TURN_TOOLS and TURN_RESULTS streams, creates or
-// updates the TURN_CLAIMS bucket and the tool's durable consumer, retrying
-// every retryDelay until ctx is done.
+// bind waits until the TURN_CLAIMS bucket and the tool's durable consumer
+// exist, polling with a backoff from bindFirstDelay to bindMaxDelay until
+// ctx is done. It creates neither: the turnstream workers create the
+// bucket when they start and the consumer before they dispatch the tool's
+// first call, so a tool worker that starts first waits for that call.
 func (t *tool) bind(ctx context.Context) (binding, error) {
-	missed := false
+	var waited string // what bind last logged it waits for
+	delay := bindFirstDelay
 	for {
 		b, err := t.bindOnce(ctx)
 		if err == nil {
-			if missed {
-				t.log.Info().Msg("tool consumer bound")
+			if waited != "" {
+				t.log.Info().Str("consumer", bus.ToolConsumer(t.name)).Msg("tool consumer bound")
 			}
 			return b, nil
 		}
@@ -102,54 +108,53 @@ func (t *tool) bind(ctx context.Context) (binding, error) {
 		if isFatal(t.js, err) {
 			return binding{}, fmt.Errorf("toolworker: tool %s: %w", t.name, err)
 		}
-		ev := t.log.Debug()
-		if !missed {
-			ev = t.log.Warn()
+		var what string
+		switch {
+		case errors.Is(err, jetstream.ErrBucketNotFound):
+			what = "bucket"
+		case errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+			what = "consumer"
+		default:
+			what = "error"
 		}
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			ev.Str("stream", wire.StreamTools).Str("results_stream", wire.StreamResults).Msg("waiting for the tool stream; the turnstream workers create it")
-		} else {
-			ev.Err(err).Msg("binding the tool consumer failed; retrying")
+		if what != waited {
+			// Once per thing waited for; a failure at every poll goes to
+			// debug after its first warning.
+			switch what {
+			case "bucket":
+				t.log.Info().Str("bucket", bus.ClaimsBucket).Msg("waiting for the claims bucket; the turnstream workers create it when they start")
+			case "consumer":
+				t.log.Info().Str("consumer", bus.ToolConsumer(t.name)).Str("stream", wire.StreamTools).
+					Msg("waiting for the tool consumer; the turnstream workers create it at the tool's first call")
+			default:
+				t.log.Warn().Err(err).Msg("binding the tool consumer failed; retrying")
+			}
+			waited = what
+		} else if what == "error" {
+			t.log.Debug().Err(err).Msg("binding the tool consumer failed; retrying")
 		}
-		missed = true
-		if !sleep(ctx, retryDelay) {
+		if !sleep(ctx, delay) {
 			return binding{}, ctx.Err()
 		}
+		delay = min(2*delay, bindMaxDelay)
 	}
 }
 
-// bindOnce makes one attempt at what bind does. The claims bucket takes
-// the topology the turnstream workers created the streams with (their
-// replicas and storage, and the results' max age), so that creating or
-// updating it here agrees with bus.Topology.Ensure.
+// bindOnce makes one attempt at what bind does: it opens the claims bucket
+// and reads the tool consumer's info (CONSUMER.INFO), whose AckWait paces
+// the heartbeats.
 func (t *tool) bindOnce(ctx context.Context) (binding, error) {
-	tools, err := t.js.Stream(ctx, wire.StreamTools)
+	kv, err := t.js.KeyValue(ctx, bus.ClaimsBucket)
 	if err != nil {
 		return binding{}, err
 	}
-	results, err := t.js.Stream(ctx, wire.StreamResults)
-	if err != nil {
-		return binding{}, err
-	}
-	cfg := tools.CachedInfo().Config
-	topo := bus.Topology{
-		Subjects:     t.subjects,
-		Replicas:     cfg.Replicas,
-		Storage:      cfg.Storage,
-		ResultMaxAge: results.CachedInfo().Config.MaxAge,
-		AckWait:      t.ackWait,
-	}
-	kv, err := bus.EnsureBucket(ctx, t.js, topo.ClaimsConfig())
-	if err != nil {
-		return binding{}, fmt.Errorf("bucket %s: %w", bus.ClaimsBucket, err)
-	}
-	cons, err := topo.EnsureToolConsumer(ctx, t.js, t.name)
+	cons, err := t.js.Consumer(ctx, wire.StreamTools, bus.ToolConsumer(t.name))
 	if err != nil {
 		return binding{}, err
 	}
 	ackWait := cons.CachedInfo().Config.AckWait
 	if ackWait <= 0 {
-		ackWait = t.ackWait
+		ackWait = bus.DefaultToolAckWait
 	}
 	return binding{cons: cons, claims: kv, ackWait: ackWait}, nil
 }

@@ -20,6 +20,12 @@ const (
 	EventToolDispatched = "tool.dispatched"
 	EventToolResult     = "tool.result"
 	EventToolRepaired   = "tool.repaired"
+	// EventToolResultRejected: a result naming the turn was ignored: its
+	// session id is not the turn's, its call id is no pending call of the
+	// turn, its call was already answered, or its token does not verify
+	// for the call. Payload: reason (one of the ResultRejected constants),
+	// and the pending call's tool and call_id when the result names one.
+	EventToolResultRejected = "tool.result-rejected"
 
 	EventBudgetExceeded = "budget.exceeded"
 
@@ -35,6 +41,21 @@ const (
 	EventHistorySerialized = "structured-tool-history-serialized"
 
 	EventContinuationDegraded = "continuation_degraded"
+)
+
+// Reasons of EventToolResultRejected.
+const (
+	// ResultRejectedWrongSession: the result's session id is not the
+	// turn's (it was published on the turn's session subject).
+	ResultRejectedWrongSession = "wrong_session"
+	// ResultRejectedUnknownCall: its call id is no pending call of the turn.
+	ResultRejectedUnknownCall = "unknown_call"
+	// ResultRejectedBadToken: its token is missing or is not the one the
+	// worker issued for the call (another call's, another session's, made
+	// up).
+	ResultRejectedBadToken = "bad_token"
+	// ResultRejectedDuplicate: the call already has its result.
+	ResultRejectedDuplicate = "duplicate"
 )
 
 // SessionEvent is one audit record on Subjects.Event(SessionID).

@@ -506,13 +506,13 @@ func TestParseSubmit(t *testing.T) {
 // escaping, so a result full of "<" keeps its size.
 func TestJSONMarshalNoHTMLEscape(t *testing.T) {
 	content := strings.Repeat("<a href=\"x\">&</a>", 400_000/17)
-	res := &ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Content: content}
+	res := &ToolResult{SessionID: "s1", TurnID: "t1", CallID: "c1", Token: "k", Content: content}
 	b, err := JSON.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	escapedQuotes := strings.Count(content, `"`) // each becomes \"
-	if want := len(content) + escapedQuotes + len(`{"session_id":"s1","turn_id":"t1","call_id":"c1","content":""}`); len(b) != want {
+	if want := len(content) + escapedQuotes + len(`{"session_id":"s1","turn_id":"t1","call_id":"c1","token":"k","content":""}`); len(b) != want {
 		t.Errorf("len(JSON.Marshal(400 KB of HTML)) = %d; want %d", len(b), want)
 	}
 	if bytes.Contains(b, []byte(`\u003c`)) || b[len(b)-1] != '}' {

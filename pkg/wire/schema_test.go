@@ -178,16 +178,16 @@ func examples() []example {
 		}},
 		{"tool call", schemas.ToolCall, &wire.ToolCall{
 			SessionID: "s1", TurnID: "t1", Step: 1, CallID: "call_s1_t1_1_0", Name: "get_time",
-			Arguments: `{"city":"Paris"}`, Deadline: deadline,
+			Arguments: `{"city":"Paris"}`, Deadline: deadline, Token: "Xq3vM0b9Gmq2cZk7pQ1sT8wYh4nL6aRfE5dJ0uCiV2o",
 		}},
 		{"tool result", schemas.ToolResult, &wire.ToolResult{
-			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_0", Content: "16:09",
+			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_0", Token: "Xq3vM0b9Gmq2cZk7pQ1sT8wYh4nL6aRfE5dJ0uCiV2o", Content: "16:09",
 		}},
 		{"tool result error", schemas.ToolResult, &wire.ToolResult{
-			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_1", Content: "unknown city", IsError: true,
+			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_1", Token: "b7Kp2", Content: "unknown city", IsError: true,
 		}},
 		{"tool result synthesized", schemas.ToolResult, &wire.ToolResult{
-			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_2", IsError: true, Synthesized: true,
+			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_2", Token: "c9Lq3", IsError: true, Synthesized: true,
 			Content: "error: tool outcome unknown: the tool worker running this call stopped before it reported a result; the call may or may not have taken effect",
 		}},
 		{"event turn accepted", schemas.SessionEvent, &wire.SessionEvent{
@@ -205,6 +205,10 @@ func examples() []example {
 		{"event tool dispatched", schemas.SessionEvent, &wire.SessionEvent{
 			Type: wire.EventToolDispatched, SessionID: "s1", TurnID: "t1", Step: 1, Time: t0,
 			Payload: map[string]any{"calls": 2, "tools": []string{"get_time", "get_time"}, "indexes": []int{0, 1}},
+		}},
+		{"event tool result rejected", schemas.SessionEvent, &wire.SessionEvent{
+			Type: wire.EventToolResultRejected, SessionID: "s1", TurnID: "t1", Step: 1, Time: t0,
+			Payload: map[string]any{"tool": "get_time", "call_id": "call_s1_t1_1_0", "reason": wire.ResultRejectedBadToken},
 		}},
 		{"event turn completed", schemas.SessionEvent, &wire.SessionEvent{
 			Type: wire.EventTurnCompleted, SessionID: "s1", TurnID: "t1", Step: 2, Time: t0,
@@ -439,7 +443,7 @@ func TestEventTypesMatchSchema(t *testing.T) {
 	types := []string{
 		wire.EventTurnAccepted, wire.EventTurnRejected, wire.EventTurnCompleted, wire.EventTurnFailed,
 		wire.EventLLMRequest, wire.EventLLMRetry, wire.EventLLMRetryStarted, wire.EventLLMFallback, wire.EventLLMFinish,
-		wire.EventToolDispatched, wire.EventToolResult, wire.EventToolRepaired, wire.EventBudgetExceeded,
+		wire.EventToolDispatched, wire.EventToolResult, wire.EventToolResultRejected, wire.EventToolRepaired, wire.EventBudgetExceeded,
 		wire.EventHistorySelected, wire.EventHistoryRepaired, wire.EventHistorySkipped, wire.EventHistorySerialized,
 		wire.EventContinuationDegraded,
 	}
@@ -519,6 +523,10 @@ func TestSchemasReject(t *testing.T) {
 		{"tool call bad deadline", "tool call", func(m map[string]any) { m["deadline"] = "2025-03-14 15:10" }, "'/deadline'"},
 		{"tool call missing deadline", "tool call", func(m map[string]any) { delete(m, "deadline") }, "deadline"},
 		{"tool result empty call id", "tool result", func(m map[string]any) { m["call_id"] = "" }, "'/call_id'"},
+		{"tool result missing token", "tool result", func(m map[string]any) { delete(m, "token") }, "token"},
+		{"tool result bad token", "tool result", func(m map[string]any) { m["token"] = "a.b" }, "'/token'"},
+		{"tool call missing token", "tool call", func(m map[string]any) { delete(m, "token") }, "token"},
+		{"tool call empty token", "tool call", func(m map[string]any) { m["token"] = "" }, "'/token'"},
 		{"tool result unknown field", "tool result", func(m map[string]any) { m["error"] = true }, "error"},
 		{"event nested payload object", "event llm retry", func(m map[string]any) {
 			m["payload"].(map[string]any)["usage"] = map[string]any{"input_tokens": 1}

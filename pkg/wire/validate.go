@@ -191,7 +191,10 @@ func (b *Budgets) validate() error {
 	return nil
 }
 
-// Validate checks a tool result published by a tool worker.
+// Validate checks a tool result published by a tool worker. It does not
+// check the token: the worker awaiting the result verifies it, and records
+// a result of its turn with a bad or missing token as
+// EventToolResultRejected rather than drop it unseen.
 func (r *ToolResult) Validate() error {
 	if !ValidToken(r.SessionID) {
 		return invalid(ReasonInvalidToolResult, "session_id", "must be a subject token")
@@ -221,6 +224,10 @@ func (c *ToolCall) Validate() error {
 	}
 	if !json.Valid([]byte(c.Arguments)) {
 		return invalid(ReasonInvalidToolRequest, "arguments", "not valid JSON")
+	}
+	if !ValidToken(c.Token) {
+		// Workers always issue one; a result without it would be rejected.
+		return invalid(ReasonInvalidToolRequest, "token", "must be 1-128 characters of [A-Za-z0-9_-]")
 	}
 	return nil
 }

@@ -150,7 +150,7 @@ func checkValidation(t *testing.T, call string, err error, wantReason, wantField
 
 func TestToolResultValidate(t *testing.T) {
 	valid := func() ToolResult {
-		return ToolResult{SessionID: "s1", TurnID: "t1", CallID: "call_1", Content: "16:09"}
+		return ToolResult{SessionID: "s1", TurnID: "t1", CallID: "call_1", Token: "tok_1-A", Content: "16:09"}
 	}
 	tests := []struct {
 		name       string
@@ -160,6 +160,9 @@ func TestToolResultValidate(t *testing.T) {
 	}{
 		{name: "valid"},
 		{name: "valid error with empty content", mutate: func(r *ToolResult) { r.Content, r.IsError = "", true }},
+		// The awaiting worker verifies the token, and records a bad one.
+		{name: "valid without a token", mutate: func(r *ToolResult) { r.Token = "" }},
+		{name: "valid with any token", mutate: func(r *ToolResult) { r.Token = "not a token." }},
 		{name: "valid call id of 128 any characters", mutate: func(r *ToolResult) { r.CallID = "call." + strings.Repeat("é", 61) + "x" }},
 		{name: "bad session", mutate: func(r *ToolResult) { r.SessionID = "s 1" }, wantReason: ReasonInvalidToolResult, wantField: "session_id"},
 		{name: "empty session", mutate: func(r *ToolResult) { r.SessionID = "" }, wantReason: ReasonInvalidToolResult, wantField: "session_id"},
@@ -181,7 +184,7 @@ func TestToolResultValidate(t *testing.T) {
 func TestToolCallValidate(t *testing.T) {
 	valid := func() ToolCall {
 		return ToolCall{SessionID: "s1", TurnID: "t1", Step: 1, CallID: "call_1", Name: "get_time",
-			Arguments: `{"city":"Paris"}`, Deadline: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+			Arguments: `{"city":"Paris"}`, Deadline: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), Token: "tok_1-A"}
 	}
 	tests := []struct {
 		name       string
@@ -201,6 +204,9 @@ func TestToolCallValidate(t *testing.T) {
 		{name: "name with wildcard", mutate: func(c *ToolCall) { c.Name = ">" }, wantReason: ReasonInvalidToolRequest, wantField: "name"},
 		{name: "empty arguments", mutate: func(c *ToolCall) { c.Arguments = "" }, wantReason: ReasonInvalidToolRequest, wantField: "arguments"},
 		{name: "truncated arguments", mutate: func(c *ToolCall) { c.Arguments = `{"city":"Par` }, wantReason: ReasonInvalidToolRequest, wantField: "arguments"},
+		{name: "no token", mutate: func(c *ToolCall) { c.Token = "" }, wantReason: ReasonInvalidToolRequest, wantField: "token"},
+		{name: "token with a dot", mutate: func(c *ToolCall) { c.Token = "a.b" }, wantReason: ReasonInvalidToolRequest, wantField: "token"},
+		{name: "token too long", mutate: func(c *ToolCall) { c.Token = strings.Repeat("t", 129) }, wantReason: ReasonInvalidToolRequest, wantField: "token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
