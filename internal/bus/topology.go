@@ -92,9 +92,15 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardOld,
 			Duplicates:  t.DuplicateWindow,
 			AllowDirect: true,
-			// Lease fence markers roll up: one per session (lease.go).
-			AllowRollup: true,
 		}
+	}
+	// The streams a session lease fences keep one fence marker per session
+	// by rolling it up (lease.go); no other stream allows a rollup, so a
+	// client that may publish a request or a result cannot purge the
+	// stream with a Nats-Rollup header.
+	fenced := func(cfg jetstream.StreamConfig) jetstream.StreamConfig {
+		cfg.AllowRollup = true
+		return cfg
 	}
 	submit := base(wire.StreamSubmit, "submit", "turn requests (work queue)")
 	submit.Retention = jetstream.WorkQueuePolicy
@@ -107,7 +113,7 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 	// events are not republished; a chunk fence marker is, on
 	// live.chunk.=fence.<session>, which no follower of a session's turn
 	// subscribes to ("=" is never in a token).
-	chunks := base(wire.StreamChunks, "chunk", "raw and normalized provider chunks")
+	chunks := fenced(base(wire.StreamChunks, "chunk", "raw and normalized provider chunks"))
 	chunks.MaxAge = t.ChunkMaxAge
 	chunks.Duplicates = time.Second // chunks carry no message ids
 	chunks.RePublish = &jetstream.RePublish{
@@ -115,11 +121,11 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 		Destination: s.LiveChunk("{{wildcard(1)}}", "{{wildcard(2)}}"),
 	}
 
-	messages := base(wire.StreamMessages, "message", "session logs of finalized messages")
+	messages := fenced(base(wire.StreamMessages, "message", "session logs of finalized messages"))
 	messages.MaxAge = t.MessageMaxAge
 	messages.RePublish = &jetstream.RePublish{Source: s.Message("*"), Destination: s.LiveMessage("{{wildcard(1)}}")}
 
-	events := base(wire.StreamEvents, "event", "audit session events")
+	events := fenced(base(wire.StreamEvents, "event", "audit session events"))
 	events.MaxAge = t.EventMaxAge
 	events.RePublish = &jetstream.RePublish{Source: s.Event("*"), Destination: s.LiveEvent("{{wildcard(1)}}")}
 
