@@ -46,7 +46,7 @@ func TestPermissions(t *testing.T) {
 		}
 		// Publish on every subject kind of the topology, stored and acked.
 		for _, subject := range []string{
-			"turn.submit.perm", "turn.chunk.perm.t1", "turn.message.perm", "turn.event.perm",
+			"turn.submit.perm", "turn.chunk.perm.t1", "turn.raw.perm.t1", "turn.message.perm", "turn.event.perm",
 			"turn.tool.get_time", "turn.result.perm", "turn.dead.perm",
 		} {
 			if _, err := wjs.Publish(ctx, subject, []byte(`{}`)); err != nil {
@@ -58,6 +58,21 @@ func TestPermissions(t *testing.T) {
 		}
 		if _, err := topo.EnsureToolConsumer(ctx, wjs, "anything"); err != nil {
 			t.Errorf("worker: tool consumer: %v", err)
+		}
+		// The provider's raw frames are the workers' (and operators') to
+		// read: by direct get, and with an ordered consumer (the replay
+		// adapter's Load).
+		readOne(t, wjs, wire.StreamRaw, "turn.raw.perm.t1")
+		raw, err := wjs.Stream(ctx, wire.StreamRaw)
+		if err != nil {
+			t.Fatalf("worker: stream %s: %v", wire.StreamRaw, err)
+		}
+		rc, err := raw.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"turn.raw.perm.t1"}})
+		if err != nil {
+			t.Fatalf("worker: ordered consumer on %s: %v", wire.StreamRaw, err)
+		}
+		if _, err := rc.Next(jetstream.FetchMaxWait(wait)); err != nil {
+			t.Errorf("worker: read %s with an ordered consumer: %v", wire.StreamRaw, err)
 		}
 		// The worker-only state bucket: write and read.
 		wb, err := bus.New(ctx, wjs, wire.Subjects{})
@@ -186,9 +201,29 @@ func TestPermissions(t *testing.T) {
 		}
 		c.expectViolation(t, "Publish", "$JS.API.STREAM.INFO.KV_TURN_STATE")
 
+		// The provider's raw frames (reasoning, whatever a model wrote) are
+		// not the client's to read: no stream info, no direct get, no
+		// subscription.
+		if _, err := cjs.Stream(shortCtx(t), wire.StreamRaw); err == nil {
+			t.Error("client: stream info TURN_RAW = nil error; want refused")
+		}
+		c.expectViolation(t, "Publish", "$JS.API.STREAM.INFO.TURN_RAW")
+		if err := c.PublishRequest("$JS.API.DIRECT.GET.TURN_RAW", c.NewRespInbox(), []byte(`{"last_by_subj":"turn.raw.perm.t1"}`)); err != nil {
+			t.Fatalf("client: direct get request: %v", err)
+		}
+		c.expectViolation(t, "Publish", "$JS.API.DIRECT.GET.TURN_RAW")
+		if err := c.PublishRequest("$JS.API.DIRECT.GET.TURN_RAW.turn.raw.perm.t1", c.NewRespInbox(), nil); err != nil {
+			t.Fatalf("client: direct get request: %v", err)
+		}
+		c.expectViolation(t, "Publish", "$JS.API.DIRECT.GET.TURN_RAW.turn.raw.perm.t1")
+		if _, err := c.SubscribeSync("turn.raw.>"); err != nil {
+			t.Fatalf("client: subscribe: %v", err)
+		}
+		c.expectViolation(t, "Subscription", "turn.raw.>")
+
 		// No other record is the client's to write, nor a live record
 		// followers would take as stored.
-		for _, subject := range []string{"turn.chunk.x.t1", "turn.event.x", "turn.tool.get_time", "turn.result.x", "turn.dead.x", "turn.live.event.x"} {
+		for _, subject := range []string{"turn.chunk.x.t1", "turn.raw.x.t1", "turn.event.x", "turn.tool.get_time", "turn.result.x", "turn.dead.x", "turn.live.event.x"} {
 			if err := c.Publish(subject, []byte(`{}`)); err != nil {
 				t.Fatalf("client: publish %s: %v", subject, err)
 			}
@@ -254,7 +289,7 @@ func TestPermissions(t *testing.T) {
 		tw.expectViolation(t, "Publish", "turn.message.x")
 		expectNoRecord(t, wjs, wire.StreamMessages, "turn.message.x")
 
-		for _, subject := range []string{"turn.submit.x", "turn.tool.calculate", "turn.event.x", "turn.chunk.x.t1"} {
+		for _, subject := range []string{"turn.submit.x", "turn.tool.calculate", "turn.event.x", "turn.chunk.x.t1", "turn.raw.x.t1"} {
 			if err := tw.Publish(subject, []byte(`{}`)); err != nil {
 				t.Fatalf("toolworker: publish %s: %v", subject, err)
 			}

@@ -1,11 +1,12 @@
 // Package bus is everything in turnstream that knows JetStream: the streams
 // and consumers of the public topology (created idempotently), an embedded
-// server for dev and demo, the per-turn writer that publishes chunks, events,
-// messages and tool calls, the session-log reader, and the tool-result
-// follower.
+// server for dev and demo, the per-turn writer that publishes chunks, raw
+// provider frames, events, messages and tool calls, the session-log reader,
+// and the tool-result follower.
 //
-// It owns publish semantics (chunks and events are published asynchronously
-// and their acks awaited once per step; messages are appended with
-// expected-sequence fencing and idempotent message IDs) but makes no turn
-// decisions: it never calls a provider and never interprets content.
+// It owns publish semantics (chunks, raw frames and events are published
+// asynchronously and their acks awaited once per step; messages are
+// appended with expected-sequence fencing and idempotent message IDs) but
+// makes no turn decisions: it never calls a provider and never interprets
+// content.
 package bus

@@ -28,8 +28,11 @@ type Topology struct {
 	Replicas int
 	// Storage of every stream. Default file.
 	Storage jetstream.StorageType
-	// ChunkMaxAge bounds how long raw chunks are kept. Default 1h.
+	// ChunkMaxAge bounds how long chunks are kept. Default 1h.
 	ChunkMaxAge time.Duration
+	// RawMaxAge bounds how long the provider's raw frames are kept.
+	// Default ChunkMaxAge (the replay adapter reads both).
+	RawMaxAge time.Duration
 	// MessageMaxAge bounds the session logs. Default 0: kept forever.
 	MessageMaxAge time.Duration
 	// EventMaxAge bounds the audit events. Default 30 days.
@@ -55,6 +58,9 @@ func (t Topology) withDefaults() Topology {
 	}
 	if t.ChunkMaxAge <= 0 {
 		t.ChunkMaxAge = time.Hour
+	}
+	if t.RawMaxAge <= 0 {
+		t.RawMaxAge = t.ChunkMaxAge
 	}
 	if t.EventMaxAge <= 0 {
 		t.EventMaxAge = 30 * 24 * time.Hour
@@ -113,13 +119,19 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 	// events are not republished; a chunk fence marker is, on
 	// live.chunk.=fence.<session>, which no follower of a session's turn
 	// subscribes to ("=" is never in a token).
-	chunks := fenced(base(wire.StreamChunks, "chunk", "raw and normalized provider chunks"))
+	chunks := fenced(base(wire.StreamChunks, "chunk", "normalized provider chunks and attempt markers"))
 	chunks.MaxAge = t.ChunkMaxAge
 	chunks.Duplicates = time.Second // chunks carry no message ids
 	chunks.RePublish = &jetstream.RePublish{
 		Source:      s.Chunk("*", "*"),
 		Destination: s.LiveChunk("{{wildcard(1)}}", "{{wildcard(2)}}"),
 	}
+
+	// The provider's bytes, for workers and operators only: not
+	// republished (nobody follows them live).
+	raw := fenced(base(wire.StreamRaw, "raw", "raw provider frames (workers and operators only)"))
+	raw.MaxAge = t.RawMaxAge
+	raw.Duplicates = time.Second // frames carry no message ids
 
 	messages := fenced(base(wire.StreamMessages, "message", "session logs of finalized messages"))
 	messages.MaxAge = t.MessageMaxAge
@@ -140,7 +152,7 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 	dead.MaxAge = t.DeadMaxAge
 	dead.Duplicates = time.Second
 
-	return []jetstream.StreamConfig{submit, chunks, messages, events, tools, results, dead}
+	return []jetstream.StreamConfig{submit, chunks, raw, messages, events, tools, results, dead}
 }
 
 // WorkerConsumerConfig is the durable pull consumer workers share.

@@ -3,6 +3,8 @@ package bus_test
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,46 @@ func TestRollupRefusedOutsideFencedStreams(t *testing.T) {
 				t.Errorf("%s holds %d records after the rollups; want the 3 stored before", tt.stream, info.State.Msgs)
 			}
 		})
+	}
+}
+
+// TestTopologyRaw: TURN_RAW keeps frames as long as chunks unless told
+// otherwise, serves direct gets, republishes nothing, and rolls up only
+// its fence markers' subjects; of the other streams only the fenced ones
+// allow a rollup.
+func TestTopologyRaw(t *testing.T) {
+	byName := func(topo bus.Topology) map[string]jetstream.StreamConfig {
+		out := map[string]jetstream.StreamConfig{}
+		for _, cfg := range topo.Streams() {
+			out[cfg.Name] = cfg
+		}
+		return out
+	}
+	def := byName(bus.Topology{})
+	raw, ok := def[wire.StreamRaw]
+	if !ok {
+		t.Fatalf("Streams() has no %s", wire.StreamRaw)
+	}
+	if raw.Retention != jetstream.LimitsPolicy || raw.MaxAge != time.Hour || !raw.AllowDirect || raw.RePublish != nil ||
+		!reflect.DeepEqual(raw.Subjects, []string{"turn.raw.>"}) || raw.Duplicates != def[wire.StreamChunks].Duplicates {
+		t.Errorf("%s = %+v; want limits retention, 1h, direct gets, no republish, on turn.raw.>, the chunks' duplicate window", wire.StreamRaw, raw)
+	}
+	if got := byName(bus.Topology{ChunkMaxAge: 3 * time.Hour})[wire.StreamRaw].MaxAge; got != 3*time.Hour {
+		t.Errorf("%s max age with ChunkMaxAge 3h = %v; want 3h", wire.StreamRaw, got)
+	}
+	if got := byName(bus.Topology{ChunkMaxAge: 3 * time.Hour, RawMaxAge: 10 * time.Minute})[wire.StreamRaw].MaxAge; got != 10*time.Minute {
+		t.Errorf("%s max age with RawMaxAge 10m = %v; want 10m", wire.StreamRaw, got)
+	}
+	fenced := map[string]bool{}
+	for _, kind := range bus.FencedKinds {
+		fenced[strings.TrimSuffix(bus.FenceSubject(wire.Subjects{}, kind, "x"), ".=fence.x")+".>"] = true
+	}
+	for name, cfg := range def {
+		if want := fenced[cfg.Subjects[0]]; cfg.AllowRollup != want {
+			t.Errorf("%s AllowRollup = %v; want %v (only the fenced streams roll up)", name, cfg.AllowRollup, want)
+		}
+	}
+	if len(fenced) != 4 || !fenced["turn.raw.>"] {
+		t.Errorf("fenced streams = %v; want messages, chunks, raw and events", fenced)
 	}
 }
