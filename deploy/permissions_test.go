@@ -273,7 +273,7 @@ func TestPermissionMatrix(t *testing.T) {
 	if _, err := m.topo.EnsureToolConsumer(ctx, wjs, "get_time"); err != nil {
 		t.Fatalf("worker: tool consumer: %v", err)
 	}
-	for _, subject := range []string{"turn.chunk.m.t1", "turn.message.m", "turn.event.m", "turn.result.m"} { // RAWTODO
+	for _, subject := range []string{"turn.chunk.m.t1", "turn.message.m", "turn.event.m", "turn.result.m", "turn.raw.m.t1"} {
 		m.publish(t, subject)
 	}
 	clear(m.wrote)

@@ -13,9 +13,13 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// baselineStream is the stream of the raw JetStream baseline; it is
-// configured like TURN_CHUNKS and deleted after the run.
-const baselineStream = "LOADTEST_BASELINE"
+// baselineStream and baselineRawStream are the streams of the raw
+// JetStream baseline, configured like TURN_CHUNKS and TURN_RAW; they are
+// deleted after the run.
+const (
+	baselineStream    = "LOADTEST_BASELINE"
+	baselineRawStream = "LOADTEST_BASELINE_RAW"
+)
 
 // baselineTimeout bounds the baseline; at raw JetStream speeds it takes
 // seconds.
@@ -27,62 +31,60 @@ const apiTimeout = 10 * time.Second
 
 // baselineResult is what the raw JetStream baseline measured.
 type baselineResult struct {
-	messages, payloadBytes int
+	messages, payloadBytes       int
+	rawMessages, rawPayloadBytes int
 	// published is the time until every publish was acknowledged.
 	published time.Duration
-	// total is the time until the ordered consumer received the last one.
+	// total is the time until the ordered consumer received the last
+	// chunk-shaped message.
 	total time.Duration
 }
 
-// runBaseline publishes n messages shaped like sample (its headers, its
-// payload size) asynchronously to a stream configured like TURN_CHUNKS, as
-// the worker publishes chunks, and reads them with an ordered consumer
-// started before the first publish, as a client follows a turn.
-func runBaseline(ctx context.Context, js jetstream.JetStream, runID string, n int, sample *jetstream.RawStreamMsg) (b baselineResult, err error) {
+// baselineShape is what the run stored, for the baseline to publish the
+// same: chunks messages shaped like chunk, frames of them with a raw
+// frame shaped like raw.
+type baselineShape struct {
+	chunks int
+	chunk  *jetstream.RawStreamMsg
+	frames int
+	raw    *jetstream.RawStreamMsg
+}
+
+// runBaseline publishes, asynchronously as the worker does, one message
+// shaped like a chunk (its headers, its payload size) per chunk of the run
+// to a stream configured like TURN_CHUNKS, and before each of the first
+// shape.frames of them one shaped like a raw frame to a stream configured
+// like TURN_RAW (the worker stores a frame's bytes there before its
+// chunk). An ordered consumer started before the first publish reads the
+// chunk-shaped messages, as a client follows a turn; nobody reads the raw
+// ones, as nobody follows TURN_RAW.
+func runBaseline(ctx context.Context, js jetstream.JetStream, runID string, shape baselineShape) (b baselineResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, baselineTimeout)
 	defer cancel()
+	stream, err := baselineLike(ctx, js, wire.StreamChunks, baselineStream, "loadtest.baseline.>")
+	if err != nil {
+		return b, err
+	}
+	defer dropBaseline(ctx, js, baselineStream, &err)
+	if shape.frames > 0 {
+		if _, err := baselineLike(ctx, js, wire.StreamRaw, baselineRawStream, "loadtest.baselineraw.>"); err != nil {
+			return b, err
+		}
+		defer dropBaseline(ctx, js, baselineRawStream, &err)
+	}
+
+	chunk := baselineMsg("loadtest.baseline.", runID, shape.chunk)
+	b.messages, b.payloadBytes = shape.chunks, len(chunk.Data)
+	var raw *nats.Msg
+	if shape.frames > 0 {
+		raw = baselineMsg("loadtest.baselineraw.", runID, shape.raw)
+		b.rawMessages, b.rawPayloadBytes = shape.frames, len(raw.Data)
+	}
+	n := shape.chunks
+
 	actx, acancel := context.WithTimeout(ctx, apiTimeout)
 	defer acancel()
-	chunks, err := js.Stream(actx, wire.StreamChunks)
-	if err != nil {
-		return b, fmt.Errorf("loadtest: baseline: %w", err)
-	}
-	cfg := chunks.CachedInfo().Config
-	cfg.Name = baselineStream
-	cfg.Description = "turnstream loadtest raw JetStream baseline (deleted after the run)"
-	cfg.Subjects = []string{"loadtest.baseline.>"}
-	cfg.MaxAge = time.Hour
-	stream, err := js.CreateStream(actx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		err = js.DeleteStream(actx, baselineStream) // left by an interrupted run
-		if err == nil {
-			stream, err = js.CreateStream(actx, cfg)
-		}
-	}
-	if err != nil {
-		return b, fmt.Errorf("loadtest: baseline: create stream %s (the user needs permission to create it; or run with --baseline=false): %w", baselineStream, err)
-	}
-	defer func() {
-		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
-		defer dcancel()
-		if derr := js.DeleteStream(dctx, baselineStream); derr != nil && err == nil {
-			err = fmt.Errorf("loadtest: baseline: delete stream %s: %w", baselineStream, derr)
-		}
-	}()
-
-	// A chunk subject is turn.chunk.<session>.<turn>: keep the same shape
-	// and length.
-	subject := "loadtest.baseline." + runID + "." + strings.Repeat("x", max(len(sample.Subject)-len("loadtest.baseline.")-len(runID)-1, 1))
-	header := nats.Header{}
-	for k, v := range sample.Header {
-		if !strings.HasPrefix(k, "Nats-") {
-			header[k] = v
-		}
-	}
-	payload := []byte(strings.Repeat("x", len(sample.Data)))
-	b.messages, b.payloadBytes = n, len(payload)
-
-	cons, err := stream.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	cons, err := stream.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{chunk.Subject}})
 	if err != nil {
 		return b, fmt.Errorf("loadtest: baseline: consumer: %w", err)
 	}
@@ -105,10 +107,16 @@ func runBaseline(ctx context.Context, js jetstream.JetStream, runID string, n in
 	}()
 
 	start := time.Now()
-	futures := make([]jetstream.PubAckFuture, 0, n)
+	futures := make([]jetstream.PubAckFuture, 0, n+shape.frames)
 	for i := range n {
-		m := &nats.Msg{Subject: subject, Header: header, Data: payload}
-		f, err := publishAsync(js, m)
+		if i < shape.frames {
+			f, err := publishAsync(js, &nats.Msg{Subject: raw.Subject, Header: raw.Header, Data: raw.Data})
+			if err != nil {
+				return b, fmt.Errorf("loadtest: baseline: publish raw message %d: %w", i+1, err)
+			}
+			futures = append(futures, f)
+		}
+		f, err := publishAsync(js, &nats.Msg{Subject: chunk.Subject, Header: chunk.Header, Data: chunk.Data})
 		if err != nil {
 			return b, fmt.Errorf("loadtest: baseline: publish message %d: %w", i+1, err)
 		}
@@ -123,7 +131,7 @@ func runBaseline(ctx context.Context, js jetstream.JetStream, runID string, n in
 	for i, f := range futures {
 		select {
 		case err := <-f.Err():
-			return b, fmt.Errorf("loadtest: baseline: publish message %d: %w", i+1, err)
+			return b, fmt.Errorf("loadtest: baseline: publish %d: %w", i+1, err)
 		default:
 		}
 	}
@@ -132,6 +140,58 @@ func runBaseline(ctx context.Context, js jetstream.JetStream, runID string, n in
 	}
 	b.total = consumedAt.Sub(start)
 	return b, nil
+}
+
+// baselineLike creates stream name configured like the topology's stream
+// like, on subjects.
+func baselineLike(ctx context.Context, js jetstream.JetStream, like, name, subjects string) (jetstream.Stream, error) {
+	actx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	model, err := js.Stream(actx, like)
+	if err != nil {
+		return nil, fmt.Errorf("loadtest: baseline: %w", err)
+	}
+	cfg := model.CachedInfo().Config
+	cfg.Name = name
+	cfg.Description = "turnstream loadtest raw JetStream baseline (deleted after the run)"
+	cfg.Subjects = []string{subjects}
+	cfg.MaxAge = time.Hour
+	cfg.RePublish = nil
+	stream, err := js.CreateStream(actx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		err = js.DeleteStream(actx, name) // left by an interrupted run
+		if err == nil {
+			stream, err = js.CreateStream(actx, cfg)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loadtest: baseline: create stream %s (the user needs permission to create it; or run with --baseline=false): %w", name, err)
+	}
+	return stream, nil
+}
+
+// dropBaseline deletes a baseline stream; its failure becomes *err unless
+// one is already there.
+func dropBaseline(ctx context.Context, js jetstream.JetStream, name string, err *error) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
+	defer cancel()
+	if derr := js.DeleteStream(dctx, name); derr != nil && *err == nil {
+		*err = fmt.Errorf("loadtest: baseline: delete stream %s: %w", name, derr)
+	}
+}
+
+// baselineMsg is a message shaped like sample: on a subject under prefix
+// of the same length (turn.chunk.<session>.<turn>, turn.raw.<session>.<turn>),
+// with its headers but the server's, and a payload of its size.
+func baselineMsg(prefix, runID string, sample *jetstream.RawStreamMsg) *nats.Msg {
+	subject := prefix + runID + "." + strings.Repeat("x", max(len(sample.Subject)-len(prefix)-len(runID)-1, 1))
+	header := nats.Header{}
+	for k, v := range sample.Header {
+		if !strings.HasPrefix(k, "Nats-") {
+			header[k] = v
+		}
+	}
+	return &nats.Msg{Subject: subject, Header: header, Data: []byte(strings.Repeat("x", len(sample.Data)))}
 }
 
 // maxStalls bounds the retries of a publish refused because too many acks

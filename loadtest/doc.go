@@ -20,11 +20,13 @@
 // Then, on the same server and connection, it measures a baseline: as many
 // raw JetStream messages as the turns produced chunks, with the same headers
 // and the same average payload size, published asynchronously to a stream
-// configured like TURN_CHUNKS and read back by an ordered consumer. The
-// ratio of the baseline's msgs/s to turnstream's chunks/s is what a chunk
-// costs in turnstream (provider stream, turn loop, session log, events, and
-// a client following three streams per turn) over the bare publish and
-// consume of the bytes.
+// configured like TURN_CHUNKS and read back by an ordered consumer, and, as
+// the worker also stores each frame's provider bytes on TURN_RAW, one per
+// frame shaped like the run's raw frames, published to a stream configured
+// like TURN_RAW and not read. The ratio of the baseline's msgs/s to
+// turnstream's chunks/s is what a chunk costs in turnstream (provider
+// stream, turn loop, session log, events, and a client following three
+// streams per turn) over the bare publish and consume of the bytes.
 //
 // With --hostile it runs the bounded-memory check instead: a worker process
 // (this program re-executed) takes request bombs, provider floods, costly

@@ -71,6 +71,17 @@ func TestRun(t *testing.T) {
 	if bl.PayloadBytes != rep.ChunkBytes || bl.PayloadBytes <= 0 {
 		t.Errorf("baseline payload = %d B; want the chunks' average %d B", bl.PayloadBytes, rep.ChunkBytes)
 	}
+	// Per frame the worker stores a chunk and a raw frame; the markers that
+	// end attempts are chunks only.
+	if rep.Frames <= 0 || rep.Frames >= rep.Chunks {
+		t.Errorf("frames = %d of %d chunks; want every chunk but the attempt markers", rep.Frames, rep.Chunks)
+	}
+	if bl.RawMessages != rep.Frames {
+		t.Errorf("baseline raw messages = %d; want %d, as many as the frames", bl.RawMessages, rep.Frames)
+	}
+	if bl.RawPayloadBytes != rep.RawBytes || bl.RawPayloadBytes <= 0 {
+		t.Errorf("baseline raw payload = %d B; want the raw frames' average %d B", bl.RawPayloadBytes, rep.RawBytes)
+	}
 	if bl.MsgsPerSecond <= 0 || bl.Overhead <= 0 {
 		t.Errorf("baseline %+v; want positive rates", bl)
 	}

@@ -32,6 +32,9 @@ type Report struct {
 	Chunks   int `json:"chunks"`
 	Messages int `json:"messages"`
 	Events   int `json:"events"`
+	// Frames counts the chunks that relay a provider frame (the others
+	// are attempt markers): the worker stored a raw frame for each.
+	Frames int `json:"frames"`
 	// ChunksPerTurn averages over the turns that ended.
 	ChunksPerTurn   float64 `json:"chunks_per_turn"`
 	ChunksPerSecond float64 `json:"chunks_per_second"`
@@ -45,6 +48,9 @@ type Report struct {
 	TerminalMS Percentiles `json:"terminal_ms"`
 	// ChunkBytes is the average payload size of this run's stored chunks.
 	ChunkBytes int `json:"chunk_payload_bytes,omitempty"`
+	// RawBytes is the average payload size of this run's stored raw frames
+	// (the provider's bytes, on TURN_RAW).
+	RawBytes int `json:"raw_payload_bytes,omitempty"`
 	// Baseline is the raw JetStream baseline; absent when skipped.
 	Baseline *Baseline `json:"baseline,omitempty"`
 }
@@ -88,11 +94,18 @@ type Percentiles struct {
 
 // Baseline is raw JetStream on the same server and connection: the same
 // number of messages as the run's chunks, with a chunk's headers and
-// average payload size.
+// average payload size, and as many as its frames with a raw frame's (the
+// worker stores both per frame).
 type Baseline struct {
 	Messages     int `json:"messages"`
 	PayloadBytes int `json:"payload_bytes"`
-	// PublishSeconds runs from the first async publish to the last ack.
+	// RawMessages and RawPayloadBytes are the raw-frame-shaped messages,
+	// published but not consumed (nobody follows TURN_RAW).
+	RawMessages     int `json:"raw_messages"`
+	RawPayloadBytes int `json:"raw_payload_bytes"`
+	// PublishSeconds runs from the first async publish to the last ack
+	// (of both kinds); PublishPerSecond counts the chunk-shaped messages
+	// over it, as chunks/s counts a run's chunks.
 	PublishSeconds   float64 `json:"publish_seconds"`
 	PublishPerSecond float64 `json:"publish_per_second"`
 	// Seconds runs from the first publish to the ordered consumer's
@@ -145,6 +158,7 @@ func (r *Report) addTurns(results []turnResult, elapsed time.Duration) {
 		r.Chunks += t.chunks
 		r.Messages += t.messages
 		r.Events += t.events
+		r.Frames += t.frames
 	}
 	r.FirstChunkMS = percentiles(first)
 	r.TerminalMS = percentiles(terminal)
@@ -162,6 +176,7 @@ func (r *Report) addTurns(results []turnResult, elapsed time.Duration) {
 func (r *Report) setBaseline(b baselineResult) {
 	bl := &Baseline{
 		Messages: b.messages, PayloadBytes: b.payloadBytes,
+		RawMessages: b.rawMessages, RawPayloadBytes: b.rawPayloadBytes,
 		PublishSeconds: b.published.Seconds(), Seconds: b.total.Seconds(),
 	}
 	if bl.PublishSeconds > 0 {
@@ -239,7 +254,8 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	if bl := r.Baseline; bl != nil {
 		fmt.Fprintf(&b, "\nbaseline      raw JetStream, same server: %d msgs with a chunk's headers and %d B payload,\n", bl.Messages, bl.PayloadBytes)
-		fmt.Fprintf(&b, "              async publish to a stream configured like TURN_CHUNKS, read by an ordered consumer\n")
+		fmt.Fprintf(&b, "              async publish to a stream configured like TURN_CHUNKS, read by an ordered consumer;\n")
+		fmt.Fprintf(&b, "              and %d with a raw frame's headers and %d B payload to one like TURN_RAW, not read\n", bl.RawMessages, bl.RawPayloadBytes)
 		fmt.Fprintf(&b, "  published   %.3fs  %8.0f msgs/s (every ack received)\n", bl.PublishSeconds, bl.PublishPerSecond)
 		fmt.Fprintf(&b, "  consumed    %.3fs  %8.0f msgs/s (last message received)\n", bl.Seconds, bl.MsgsPerSecond)
 		fmt.Fprintf(&b, "overhead      turnstream %.0f chunks/s vs raw %.0f msgs/s: %.1fx (%.0f µs vs %.1f µs per chunk)\n",

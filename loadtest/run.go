@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("loadtest: stream %s (is a worker running?): %w", wire.StreamChunks, err)
 	}
 	firstChunkSeq := chunks.CachedInfo().State.LastSeq + 1
+	raw, err := js.Stream(ctx, wire.StreamRaw)
+	if err != nil {
+		return nil, fmt.Errorf("loadtest: stream %s (is a worker running?): %w", wire.StreamRaw, err)
+	}
+	firstRawSeq := raw.CachedInfo().State.LastSeq + 1
 
 	runID := nuid.Next()[:10]
 	results, elapsed := runTurns(ctx, cl, runID, o)
@@ -85,12 +91,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.SkipBaseline || rep.Chunks == 0 {
 		return rep, nil
 	}
-	sample, err := sampleChunks(ctx, chunks, firstChunkSeq)
+	sample, err := sampleRecords(ctx, chunks, firstChunkSeq)
 	if err != nil {
 		return rep, err
 	}
 	rep.ChunkBytes = len(sample.Data)
-	b, err := runBaseline(ctx, js, runID, rep.Chunks, sample)
+	// Per frame the worker also stores the provider's bytes on TURN_RAW:
+	// the baseline publishes them too.
+	var rawSample *jetstream.RawStreamMsg
+	if rep.Frames > 0 {
+		if rawSample, err = sampleRecords(ctx, raw, firstRawSeq); err != nil {
+			return rep, err
+		}
+		rep.RawBytes = len(rawSample.Data)
+	}
+	b, err := runBaseline(ctx, js, runID, baselineShape{
+		chunks: rep.Chunks, chunk: sample, frames: rep.Frames, raw: rawSample,
+	})
 	if err != nil {
 		return rep, err
 	}
@@ -105,6 +122,9 @@ type turnResult struct {
 	// total is the time from submit to the terminal event (or the error).
 	total                    time.Duration
 	chunks, messages, events int
+	// frames counts the chunks that relay a provider frame (not attempt
+	// markers): each has its raw frame on TURN_RAW.
+	frames int
 	// outcome is "completed", "failed/<reason>", "rejected/<reason>" or
 	// "error/<what>".
 	outcome string
@@ -185,6 +205,9 @@ func runTurn(ctx context.Context, cl *client.Client, req wire.TurnRequest, timeo
 				r.firstChunk = time.Since(start)
 			}
 			r.chunks++
+			if u.Chunk.Marker == "" {
+				r.frames++
+			}
 		case u.Message != nil:
 			r.messages++
 		case u.Event != nil:
@@ -236,30 +259,34 @@ func reason(ev *wire.SessionEvent) string {
 	return s
 }
 
-// sampleChunks returns a chunk this run stored, to copy its headers and
-// size: the stored chunk nearest the middle of the run.
-func sampleChunks(ctx context.Context, chunks jetstream.Stream, firstSeq uint64) (*jetstream.RawStreamMsg, error) {
-	info, err := chunks.Info(ctx)
+// sampleRecords returns a record this run stored in stream (a chunk, a
+// raw frame), to copy its headers and size: the headers of the first one
+// and the average payload size of up to 256 spread over the run. Lease
+// fence markers are not records of a turn and are skipped.
+func sampleRecords(ctx context.Context, stream jetstream.Stream, firstSeq uint64) (*jetstream.RawStreamMsg, error) {
+	name := stream.CachedInfo().Config.Name
+	info, err := stream.Info(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("loadtest: stream %s: %w", wire.StreamChunks, err)
+		return nil, fmt.Errorf("loadtest: stream %s: %w", name, err)
 	}
 	last := info.State.LastSeq
 	if last < firstSeq {
-		return nil, fmt.Errorf("loadtest: no chunk of this run is stored in %s", wire.StreamChunks)
+		return nil, fmt.Errorf("loadtest: no record of this run is stored in %s", name)
 	}
-	// Average the payload size over up to 256 chunks spread over the run,
-	// and keep the headers of the first one.
 	const samples = 256
 	step := max((last-firstSeq+1)/samples, 1)
 	var first *jetstream.RawStreamMsg
 	total, n := 0, 0
 	for seq := firstSeq; seq <= last && n < samples; seq += step {
-		m, err := chunks.GetMsg(ctx, seq)
+		m, err := stream.GetMsg(ctx, seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("loadtest: sample chunk %d: %w", seq, err)
+			return nil, fmt.Errorf("loadtest: sample record %d of %s: %w", seq, name, err)
+		}
+		if strings.Contains(m.Subject, ".=fence.") {
+			continue
 		}
 		if first == nil {
 			first = m
@@ -268,7 +295,7 @@ func sampleChunks(ctx context.Context, chunks jetstream.Stream, firstSeq uint64)
 		n++
 	}
 	if first == nil {
-		return nil, fmt.Errorf("loadtest: no chunk of this run is stored in %s", wire.StreamChunks)
+		return nil, fmt.Errorf("loadtest: no record of this run is stored in %s", name)
 	}
 	return &jetstream.RawStreamMsg{Subject: first.Subject, Header: first.Header, Data: make([]byte, total/n)}, nil
 }

@@ -61,12 +61,17 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 	if err != nil {
 		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamChunks, err)
 	}
+	raw, err := js.Stream(ctx, wire.StreamRaw)
+	if err != nil {
+		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamRaw, err)
+	}
 	events, err := js.Stream(ctx, wire.StreamEvents)
 	if err != nil {
 		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamEvents, err)
 	}
 	replicated := map[string]bool{
 		"chunk": chunks.CachedInfo().Config.Replicas > 1,
+		"raw":   raw.CachedInfo().Config.Replicas > 1,
 		"event": events.CachedInfo().Config.Replicas > 1,
 	}
 	return &Bus{

@@ -23,11 +23,11 @@ import (
 //   - TURN_STATE: every state write carries the lease's revision as the
 //     expected last revision of the lease key, so the server refuses it once
 //     another delivery took the lease (no revision moves while it is held);
-//   - TURN_MESSAGES, TURN_CHUNKS and TURN_EVENTS: the holder writes a fence
-//     marker, carrying its epoch, on the stream's fence subject of the
-//     session (<prefix>.<kind>.=fence.<session>), and every record it
-//     publishes there carries the marker's sequence as the expected last
-//     sequence of that subject. A later holder's marker moves the sequence,
+//   - TURN_MESSAGES, TURN_CHUNKS, TURN_RAW and TURN_EVENTS: the holder
+//     writes a fence marker, carrying its epoch, on the stream's fence
+//     subject of the session (<prefix>.<kind>.=fence.<session>), and every
+//     record it publishes there carries the marker's sequence as the
+//     expected last sequence of that subject. A later holder's marker moves the sequence,
 //     so the server refuses what an earlier holder still tries to write, and
 //     followers, who read only stored records, never see it.
 //
@@ -80,10 +80,12 @@ type LeaseRecord struct {
 }
 
 // FencedKinds are the streams a lease fences with markers.
-var FencedKinds = []string{"message", "chunk", "event"}
+var FencedKinds = []string{"message", "chunk", "raw", "event"}
 
 // fencedStreams names the stream of each fenced kind.
-var fencedStreams = map[string]string{"message": wire.StreamMessages, "chunk": wire.StreamChunks, "event": wire.StreamEvents}
+var fencedStreams = map[string]string{
+	"message": wire.StreamMessages, "chunk": wire.StreamChunks, "raw": wire.StreamRaw, "event": wire.StreamEvents,
+}
 
 // LeaseKey is the TURN_STATE key of a session's lease.
 func LeaseKey(session string) string { return session + ".=lease" }
@@ -92,11 +94,12 @@ func LeaseKey(session string) string { return session + ".=lease" }
 func stateSubject(key string) string { return "$KV." + StateBucket + "." + key }
 
 // FenceSubject is the subject of a session's fence marker in the stream of
-// kind ("message", "chunk" or "event"). "=" never appears in a session
-// token, so it is no record's subject. Message and event markers are not
-// republished (their subjects have a token more than the records'); a
-// chunk marker is, to turn.live.chunk.=fence.<session>, which no
-// follower of a turn subscribes to.
+// kind ("message", "chunk", "raw" or "event"). "=" never appears in a
+// session token, so it is no record's subject. Message and event markers
+// are not republished (their subjects have a token more than the
+// records'), nor is anything of TURN_RAW; a chunk marker is, to
+// turn.live.chunk.=fence.<session>, which no follower of a turn
+// subscribes to.
 func FenceSubject(s wire.Subjects, kind, session string) string {
 	return strings.TrimSuffix(s.All(kind), ">") + "=fence." + session
 }

@@ -86,10 +86,14 @@ func TestLeaseFencesEveryWrite(t *testing.T) {
 	}
 
 	chunks := count(t, js, wire.StreamChunks, subjects.Chunk("s1", "t1"))
+	raws := count(t, js, wire.StreamRaw, subjects.Raw("s1", "t1"))
 	events := count(t, js, wire.StreamEvents, subjects.Event("s1"))
 	msgs := count(t, js, wire.StreamMessages, subjects.Message("s1"))
 
 	if err := ow.Chunk(&wire.Chunk{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Marker: wire.MarkerCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ow.Raw(&wire.RawFrame{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Bytes: []byte(`{"zombie":true}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ow.Event(&wire.SessionEvent{Type: wire.EventLLMFinish, SessionID: "s1", TurnID: "t1", Time: time.Now()}); err != nil {
@@ -113,6 +117,9 @@ func TestLeaseFencesEveryWrite(t *testing.T) {
 	if got := count(t, js, wire.StreamChunks, subjects.Chunk("s1", "t1")); got != chunks {
 		t.Errorf("chunks stored after the zombie wrote: %d; want %d", got, chunks)
 	}
+	if got := count(t, js, wire.StreamRaw, subjects.Raw("s1", "t1")); got != raws {
+		t.Errorf("raw frames stored after the zombie wrote: %d; want %d", got, raws)
+	}
 	if got := count(t, js, wire.StreamEvents, subjects.Event("s1")); got != events {
 		t.Errorf("events stored after the zombie wrote: %d; want %d", got, events)
 	}
@@ -135,6 +142,9 @@ func TestLeaseFencesEveryWrite(t *testing.T) {
 	if err := cw.Chunk(&wire.Chunk{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Marker: wire.MarkerCompleted}); err != nil {
 		t.Fatal(err)
 	}
+	if err := cw.Raw(&wire.RawFrame{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Bytes: []byte(`{"real":true}`)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := cw.Append(ctx, &wire.Message{SessionID: "s1", TurnID: "t1", Role: wire.RoleAssistant, Content: "real"}); err != nil {
 		t.Fatalf("holder Append() = %v", err)
 	}
@@ -146,6 +156,9 @@ func TestLeaseFencesEveryWrite(t *testing.T) {
 	}
 	if err := cur.Release(ctx); err != nil {
 		t.Fatalf("holder Release() = %v", err)
+	}
+	if got := count(t, js, wire.StreamRaw, subjects.Raw("s1", "t1")); got != raws+1 {
+		t.Errorf("raw frames stored after the holder wrote one: %d; want %d", got, raws+1)
 	}
 
 	// The session's next turn takes a released lease; its markers are

@@ -40,8 +40,11 @@ type Topology struct {
 	Replicas int
 	// Storage of every stream. Default file.
 	Storage jetstream.StorageType
-	// ChunkMaxAge bounds how long raw chunks are kept. Default 1h.
+	// ChunkMaxAge bounds how long chunks are kept. Default 1h.
 	ChunkMaxAge time.Duration
+	// RawMaxAge bounds how long the provider's raw frames are kept.
+	// Default ChunkMaxAge (the replay adapter reads both).
+	RawMaxAge time.Duration
 	// MessageMaxAge bounds the session logs. Default 0: kept forever.
 	MessageMaxAge time.Duration
 	// EventMaxAge bounds the audit events. Default 30 days.
@@ -79,6 +82,9 @@ func (t Topology) withDefaults() Topology {
 	}
 	if t.ChunkMaxAge <= 0 {
 		t.ChunkMaxAge = time.Hour
+	}
+	if t.RawMaxAge <= 0 {
+		t.RawMaxAge = t.ChunkMaxAge
 	}
 	if t.EventMaxAge <= 0 {
 		t.EventMaxAge = 30 * 24 * time.Hour
@@ -122,9 +128,15 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardOld,
 			Duplicates:  t.DuplicateWindow,
 			AllowDirect: true,
-			// Lease fence markers roll up: one per session (lease.go).
-			AllowRollup: true,
 		}
+	}
+	// The streams a session lease fences keep one fence marker per session
+	// by rolling it up (lease.go); no other stream allows a rollup, so a
+	// client that may publish a request or a result cannot purge the
+	// stream with a Nats-Rollup header.
+	fenced := func(cfg jetstream.StreamConfig) jetstream.StreamConfig {
+		cfg.AllowRollup = true
+		return cfg
 	}
 	submit := base(wire.StreamSubmit, "submit", "turn requests (work queue)")
 	submit.Retention = jetstream.WorkQueuePolicy
@@ -137,7 +149,7 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 	// events are not republished; a chunk fence marker is, on
 	// live.chunk.=fence.<session>, which no follower of a session's turn
 	// subscribes to ("=" is never in a token).
-	chunks := base(wire.StreamChunks, "chunk", "raw and normalized provider chunks")
+	chunks := fenced(base(wire.StreamChunks, "chunk", "normalized provider chunks and attempt markers"))
 	chunks.MaxAge = t.ChunkMaxAge
 	chunks.Duplicates = time.Second // chunks carry no message ids
 	chunks.RePublish = &jetstream.RePublish{
@@ -145,11 +157,17 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 		Destination: s.LiveChunk("{{wildcard(1)}}", "{{wildcard(2)}}"),
 	}
 
-	messages := base(wire.StreamMessages, "message", "session logs of finalized messages")
+	// The provider's bytes, for workers and operators only: not
+	// republished (nobody follows them live).
+	raw := fenced(base(wire.StreamRaw, "raw", "raw provider frames (workers and operators only)"))
+	raw.MaxAge = t.RawMaxAge
+	raw.Duplicates = time.Second // frames carry no message ids
+
+	messages := fenced(base(wire.StreamMessages, "message", "session logs of finalized messages"))
 	messages.MaxAge = t.MessageMaxAge
 	messages.RePublish = &jetstream.RePublish{Source: s.Message("*"), Destination: s.LiveMessage("{{wildcard(1)}}")}
 
-	events := base(wire.StreamEvents, "event", "audit session events")
+	events := fenced(base(wire.StreamEvents, "event", "audit session events"))
 	events.MaxAge = t.EventMaxAge
 	events.RePublish = &jetstream.RePublish{Source: s.Event("*"), Destination: s.LiveEvent("{{wildcard(1)}}")}
 
@@ -164,7 +182,7 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 	dead.MaxAge = t.DeadMaxAge
 	dead.Duplicates = time.Second
 
-	return []jetstream.StreamConfig{submit, chunks, messages, events, tools, results, dead}
+	return []jetstream.StreamConfig{submit, chunks, raw, messages, events, tools, results, dead}
 }
 
 // WorkerConsumerConfig is the durable pull consumer workers share.

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,16 +14,18 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// TurnWriter publishes one turn's records in the turn's encoding. Chunks and
-// events are published asynchronously; Flush waits for their acks once.
-// Messages are appended synchronously behind an expected-sequence fence.
-// A TurnWriter is safe for concurrent use.
+// TurnWriter publishes one turn's records in the turn's encoding (raw
+// frames excepted: their body is the provider's bytes). Chunks, raw frames
+// and events are published asynchronously; Flush waits for their acks
+// once. Messages are appended synchronously behind an expected-sequence
+// fence. A TurnWriter is safe for concurrent use.
 type TurnWriter struct {
 	js       jetstream.JetStream
 	codec    wire.Codec
 	session  string
 	turn     string
 	chunkSub string
+	rawSub   string
 	eventSub string
 	msgSub   string
 	subjects wire.Subjects
@@ -53,6 +56,7 @@ func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter
 	w := &TurnWriter{
 		js: b.js, codec: codec, session: session, turn: turn, subjects: b.subjects, tools: b.tools,
 		chunkSub: b.subjects.Chunk(session, turn),
+		rawSub:   b.subjects.Raw(session, turn),
 		eventSub: b.subjects.Event(session),
 		msgSub:   b.subjects.Message(session),
 	}
@@ -68,14 +72,9 @@ func (w *TurnWriter) Codec() wire.Codec { return w.codec }
 
 // Chunk publishes a chunk asynchronously.
 func (w *TurnWriter) Chunk(c *wire.Chunk) error {
-	var data []byte
-	if w.codec == wire.JSON {
-		data = c.AppendJSON(make([]byte, 0, 192+len(c.Raw)+len(c.Raw)/8))
-	} else {
-		var err error
-		if data, err = w.codec.Marshal(c); err != nil {
-			return fmt.Errorf("bus: encode chunk: %w", err)
-		}
+	data, err := w.codec.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("bus: encode chunk: %w", err)
 	}
 	m := &nats.Msg{Subject: w.chunkSub, Data: data, Header: nats.Header{
 		wire.HeaderContentType: {w.codec.ContentType()},
@@ -87,6 +86,27 @@ func (w *TurnWriter) Chunk(c *wire.Chunk) error {
 		w.lease.fence("chunk", m.Header)
 	}
 	return w.fencedAsync("chunk", m)
+}
+
+// Raw publishes a provider frame, byte for byte, to the turn's TURN_RAW
+// subject asynchronously, fenced by the lease as chunks are; Flush waits
+// for its ack. The frame must be of the writer's turn. A frame too large
+// for the server fails with wire.ErrRecordTooLarge. f.Bytes is copied (a
+// provider may reuse its buffer once the frame is relayed, and an
+// asynchronous publish keeps its message until it is acknowledged).
+func (w *TurnWriter) Raw(f *wire.RawFrame) error {
+	if f.SessionID != w.session || f.TurnID != w.turn {
+		return fmt.Errorf("bus: raw frame of session %s turn %s given to the writer of session %s turn %s", f.SessionID, f.TurnID, w.session, w.turn)
+	}
+	h, err := f.Header()
+	if err != nil {
+		return fmt.Errorf("bus: raw frame: %w", err)
+	}
+	m := &nats.Msg{Subject: w.rawSub, Data: bytes.Clone(f.Bytes), Header: h}
+	if w.lease != nil {
+		w.lease.fence("raw", m.Header)
+	}
+	return w.fencedAsync("raw", m)
 }
 
 // Event publishes an audit event asynchronously.
@@ -185,8 +205,8 @@ func (w *TurnWriter) MaxRecordBytes() int {
 	return int(w.js.Conn().MaxPayload()) - headerRoom
 }
 
-// Flush waits for the acks of every chunk and event published so far and
-// returns the first failure.
+// Flush waits for the acks of every chunk, raw frame and event published
+// so far and returns the first failure.
 func (w *TurnWriter) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	pending := w.pending
@@ -286,8 +306,9 @@ func (w *TurnWriter) Dispatch(ctx context.Context, call *wire.ToolCall) error {
 	return nil
 }
 
-// Terminal flushes pending chunks and events, then publishes the turn's
-// terminal event synchronously, so it is stored after everything else.
+// Terminal flushes pending chunks, raw frames and events, then publishes
+// the turn's terminal event synchronously, so it is stored after
+// everything else.
 func (w *TurnWriter) Terminal(ctx context.Context, ev *wire.SessionEvent) error {
 	if err := w.Flush(ctx); err != nil {
 		return err

@@ -55,10 +55,11 @@ type Limits struct {
 // that whatever passes them can be published with NATS's default 1 MiB
 // max payload (1,044,480 bytes of record, 4 KiB being kept for headers):
 //
-//   - a chunk record carries one raw frame (at most MaxEventBytes, 256 KiB,
-//     verbatim when it is JSON) and its normalized delta (at most twice the
-//     frame: decoded strings escaped again), plus an envelope under 2 KiB:
-//     3 * 256 KiB + 2 KiB = 770 KiB;
+//   - a raw frame record (TURN_RAW) carries one frame as it arrived (at
+//     most MaxEventBytes, 256 KiB) and a few headers: under 260 KiB;
+//   - the frame's chunk record carries its normalized delta (at most twice
+//     the frame: decoded strings escaped again), plus an envelope under
+//     2 KiB: 2 * 256 KiB + 2 KiB = 514 KiB;
 //   - the assistant message record carries at most MaxMessageBytes (960
 //     KiB, counted JSON-escaped: text, every call's id, name and arguments)
 //     plus an envelope under 4 KiB: under 964 KiB. MaxTextBytes (512 KiB)

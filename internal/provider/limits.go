@@ -54,14 +54,14 @@ type Limits struct {
 // within them be published with NATS's default 1 MiB max payload, of which
 // the writers keep 4 KiB for headers (1,044,480 bytes for a record):
 //
-//   - a chunk record holds one raw frame (at most MaxEventBytes, 256 KiB,
-//     embedded verbatim when it is valid JSON) and its normalized delta
-//     (strings decoded from that frame and escaped again: at most twice
-//     their raw size, U+2028 being the worst case), plus an envelope under
-//     2 KiB: 3 * 256 KiB + 2 KiB = 770 KiB. A frame that is not valid JSON
-//     is carried as an escaped string (up to six bytes per byte); the
-//     writer refuses such a record when it does not fit, which the
-//     Observer reports as TooLarge(LimitFrameBytes) (see Observer.Frame);
+//   - a raw frame record (TURN_RAW) holds one frame as its body, byte for
+//     byte (at most MaxEventBytes, 256 KiB), and a few headers;
+//   - the frame's chunk record holds its normalized delta (strings decoded
+//     from that frame and escaped again: at most twice their raw size,
+//     U+2028 being the worst case), plus an envelope under 2 KiB: 2 * 256
+//     KiB + 2 KiB = 514 KiB. The writer refuses either record when it
+//     does not fit (raised limits), which the Observer reports as
+//     TooLarge(LimitFrameBytes) (see Observer.Frame);
 //   - the assistant message record holds at most MaxMessageBytes (960 KiB,
 //     escapes counted) plus an envelope under 4 KiB (ids, step, provider,
 //     model, usage, finish reasons): under 964 KiB. MaxTextBytes (512 KiB)
@@ -73,7 +73,7 @@ type Limits struct {
 // reasoning and arguments (each at most twice its limit while it grows).
 // MaxChunks (128 Ki frames, one per token of the largest answers) and
 // MaxStreamBytes (about twice the SSE bytes of 128 Ki OpenAI-style token
-// frames) bound what one attempt writes to the chunk stream.
+// frames) bound what one attempt writes to the chunk and raw streams.
 var DefaultLimits = Limits{
 	MaxLineBytes:      256 << 10,
 	MaxEventBytes:     256 << 10,

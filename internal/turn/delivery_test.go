@@ -48,6 +48,7 @@ type memWriter struct {
 	mu        sync.Mutex
 	sess      *memSessions
 	chunks    []wire.Chunk
+	raws      []wire.RawFrame
 	events    []wire.SessionEvent
 	failAfter int
 	failWith  error
@@ -71,6 +72,12 @@ func (w *memWriter) Chunk(c *wire.Chunk) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.chunks = append(w.chunks, *c)
+	return nil
+}
+func (w *memWriter) Raw(f *wire.RawFrame) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.raws = append(w.raws, *f)
 	return nil
 }
 func (w *memWriter) Event(ev *wire.SessionEvent) error {

@@ -188,6 +188,21 @@ func (e *env) events(session string) []wire.SessionEvent {
 // records reads every record stored on subject, decoded by Content-Type.
 func records[T any](t *testing.T, js jetstream.JetStream, stream, subject string) ([]T, []jetstream.Msg) {
 	t.Helper()
+	msgs := stored(t, js, stream, subject)
+	var out []T
+	for _, m := range msgs {
+		var v T
+		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &v); err != nil {
+			t.Fatalf("decode %s record: %v", subject, err)
+		}
+		out = append(out, v)
+	}
+	return out, msgs
+}
+
+// stored reads every record stored on subject, as it is.
+func stored(t *testing.T, js jetstream.JetStream, stream, subject string) []jetstream.Msg {
+	t.Helper()
 	ctx := ctxFor(t)
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
@@ -199,7 +214,7 @@ func records[T any](t *testing.T, js jetstream.JetStream, stream, subject string
 	}
 	want := info.State.Subjects[subject]
 	if want == 0 {
-		return nil, nil
+		return nil
 	}
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
@@ -210,21 +225,15 @@ func records[T any](t *testing.T, js jetstream.JetStream, stream, subject string
 		t.Fatal(err)
 	}
 	defer it.Stop()
-	var out []T
 	var msgs []jetstream.Msg
-	for uint64(len(out)) < want {
+	for uint64(len(msgs)) < want {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			t.Fatalf("reading %s: %v", subject, err)
 		}
-		var v T
-		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &v); err != nil {
-			t.Fatalf("decode %s record: %v", subject, err)
-		}
-		out = append(out, v)
 		msgs = append(msgs, m)
 	}
-	return out, msgs
+	return msgs
 }
 
 // toolMessage is the tool message of a session log answering callID's

@@ -9,8 +9,9 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// stepObserver relays one step's frames as chunks and its executor
-// decisions as events and attempt markers.
+// stepObserver relays one step's frames, each as its raw frame (TURN_RAW,
+// the provider's bytes) and its chunk (the normalized delta, for every
+// client), and its executor decisions as events and attempt markers.
 type stepObserver struct {
 	r       *run
 	step    int
@@ -36,12 +37,22 @@ func (o *stepObserver) Frame(attempt int, target provider.Target, f provider.Fra
 	if o.seq == 3 {
 		o.r.loop.probe(ProbeStreaming)
 	}
-	err := o.r.w.Chunk(&wire.Chunk{
+	// The raw frame first: a frame whose bytes cannot be stored gets no
+	// chunk either, so every chunk of a frame has its raw frame.
+	err := o.r.w.Raw(&wire.RawFrame{
 		SessionID: o.r.req.SessionID, TurnID: o.r.req.TurnID,
 		Step: o.step, Attempt: attempt, Seq: o.seq,
 		Provider: target.Provider, Model: target.Model,
-		Event: f.Event, Raw: f.Raw, Delta: f.Delta,
+		Event: f.Event, Bytes: f.Raw,
 	})
+	if err == nil {
+		err = o.r.w.Chunk(&wire.Chunk{
+			SessionID: o.r.req.SessionID, TurnID: o.r.req.TurnID,
+			Step: o.step, Attempt: attempt, Seq: o.seq,
+			Provider: target.Provider, Model: target.Model,
+			Event: f.Event, Delta: f.Delta,
+		})
+	}
 	if errors.Is(err, wire.ErrRecordTooLarge) {
 		// The provider's frame is too large to relay: the attempt's
 		// failure, not the relay's, so it is not redelivered.

@@ -15,6 +15,9 @@ type Writer interface {
 	// Codec is the encoding of the turn's records.
 	Codec() wire.Codec
 	Chunk(c *wire.Chunk) error
+	// Raw publishes a provider frame's bytes to the worker-only raw
+	// stream; the frame's chunk carries its normalized delta.
+	Raw(f *wire.RawFrame) error
 	Event(ev *wire.SessionEvent) error
 	Flush(ctx context.Context) error
 	Append(ctx context.Context, m *wire.Message) error

@@ -3,7 +3,6 @@ package worker_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -100,9 +99,25 @@ func TestCanaries(t *testing.T) {
 	if !strings.Contains(logs.String(), "delivery settled") {
 		t.Fatal("the worker's logs were not captured")
 	}
-	// Chunk deltas: only what the model streamed visibly (its text and its
-	// tool-call arguments); never reasoning, prompts, results or errors.
-	chunks, _ := records[wire.Chunk](t, e.js, wire.StreamChunks, "turn.chunk.canary.t1")
+	// Chunks: only what the model streamed visibly (its text and its
+	// tool-call arguments); never reasoning, prompts, results or errors,
+	// anywhere in a stored chunk. The provider's bytes, reasoning
+	// included, are on the worker-only TURN_RAW.
+	chunks, chunkMsgs := records[wire.Chunk](t, e.js, wire.StreamChunks, "turn.chunk.canary.t1")
+	for _, m := range chunkMsgs {
+		for _, c := range []string{canaryPrompt, canarySystem, canaryResult, canaryReasoning, canaryError} {
+			if bytes.Contains(m.Data(), []byte(c)) {
+				t.Errorf("chunk %s carries %s", m.Data(), c)
+			}
+		}
+	}
+	var raw bytes.Buffer
+	for _, f := range rawFrames(t, e.js, "canary", "t1") {
+		raw.Write(f.Bytes)
+	}
+	if !bytes.Contains(raw.Bytes(), []byte(canaryReasoning)) {
+		t.Errorf("the raw frames lack the provider's reasoning; want its bytes as they arrived")
+	}
 	var deltas strings.Builder
 	for _, c := range chunks {
 		if c.Delta != nil {
@@ -229,13 +244,9 @@ func TestReplayCanaries(t *testing.T) {
 		t.Errorf("stored call = %+v; want its arguments redacted and marked", calls)
 	}
 	for i := range prompts {
-		chunks, _ := records[wire.Chunk](t, e.js, wire.StreamChunks, fmt.Sprintf("turn.chunk.rc.t%d", i+1))
-		for _, ch := range chunks {
-			if ch.Delta == nil {
-				continue
-			}
-			b, _ := json.Marshal(ch.Delta)
-			leaks("a chunk delta", b)
+		_, chunks := records[wire.Chunk](t, e.js, wire.StreamChunks, fmt.Sprintf("turn.chunk.rc.t%d", i+1))
+		for _, m := range chunks {
+			leaks("a chunk", m.Data())
 		}
 	}
 	conforms(t, e.js, "rc", "t1")

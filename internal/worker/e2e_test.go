@@ -90,8 +90,17 @@ func TestTurnEndToEnd(t *testing.T) {
 	}
 
 	// Chunks carry step and attempt, in headers and body, and every attempt
-	// ends with a marker.
+	// ends with a marker. Each frame's chunk carries its normalized delta
+	// only; the frame's bytes are its raw frame on TURN_RAW, under the same
+	// step, attempt and seq.
 	chunks, msgs := records[wire.Chunk](t, e.js, wire.StreamChunks, "turn.chunk.e2e.t1")
+	raws := rawFrames(t, e.js, "e2e", "t1")
+	type at struct{ step, attempt, seq int }
+	rawAt := map[at]wire.RawFrame{}
+	for _, f := range raws {
+		rawAt[at{f.Step, f.Attempt, f.Seq}] = f
+	}
+	frames := 0
 	markers := map[int]string{}
 	for i, c := range chunks {
 		h := msgs[i].Headers()
@@ -101,11 +110,28 @@ func TestTurnEndToEnd(t *testing.T) {
 		if c.Step < 1 || c.Step > 2 || c.Attempt != 1 {
 			t.Errorf("chunk %d: step %d attempt %d; want step 1 or 2, attempt 1", i, c.Step, c.Attempt)
 		}
+		var body map[string]any
+		if err := json.Unmarshal(msgs[i].Data(), &body); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		if _, ok := body["raw"]; ok || body["raw_text"] != nil {
+			t.Errorf("chunk %d = %s; want no provider bytes", i, msgs[i].Data())
+		}
 		if c.Marker != "" {
 			markers[c.Step] = c.Marker
-		} else if len(c.Raw) == 0 {
-			t.Errorf("chunk %d has neither raw bytes nor a marker", i)
+			if _, ok := rawAt[at{c.Step, c.Attempt, c.Seq}]; ok {
+				t.Errorf("marker chunk %d has a raw frame; want markers on TURN_CHUNKS only", i)
+			}
+			continue
 		}
+		frames++
+		f, ok := rawAt[at{c.Step, c.Attempt, c.Seq}]
+		if !ok || len(f.Bytes) == 0 || f.Provider != c.Provider || f.Model != c.Model || f.Event != c.Event {
+			t.Errorf("chunk %d (%s) has raw frame %+v, %v; want the frame's bytes under its step, attempt, seq and target", i, msgs[i].Data(), f, ok)
+		}
+	}
+	if len(raws) != frames || frames == 0 {
+		t.Errorf("raw frames = %d; want one per frame chunk (%d)", len(raws), frames)
 	}
 	if markers[1] != wire.MarkerCompleted || markers[2] != wire.MarkerCompleted {
 		t.Errorf("attempt markers = %v; want completed for steps 1 and 2", markers)

@@ -148,6 +148,21 @@ func tool(name string) wire.Tool {
 // records reads every record stored on subject of stream, decoded into T.
 func records[T any](t testing.TB, js jetstream.JetStream, stream, subject string) ([]T, []jetstream.Msg) {
 	t.Helper()
+	msgs := stored(t, js, stream, subject)
+	var out []T
+	for _, m := range msgs {
+		var v T
+		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &v); err != nil {
+			t.Fatalf("decode %s record: %v", subject, err)
+		}
+		out = append(out, v)
+	}
+	return out, msgs
+}
+
+// stored reads every record stored on subject of stream, as it is.
+func stored(t testing.TB, js jetstream.JetStream, stream, subject string) []jetstream.Msg {
+	t.Helper()
 	ctx := ctxFor(t)
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
@@ -161,10 +176,8 @@ func records[T any](t testing.TB, js jetstream.JetStream, stream, subject string
 	for _, n := range info.State.Subjects {
 		want += n
 	}
-	var out []T
-	var msgs []jetstream.Msg
 	if want == 0 {
-		return nil, nil
+		return nil
 	}
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
@@ -175,19 +188,30 @@ func records[T any](t testing.TB, js jetstream.JetStream, stream, subject string
 		t.Fatal(err)
 	}
 	defer it.Stop()
-	for uint64(len(out)) < want {
+	var msgs []jetstream.Msg
+	for uint64(len(msgs)) < want {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			t.Fatalf("reading %s: %v", subject, err)
 		}
-		var v T
-		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &v); err != nil {
-			t.Fatalf("decode %s record: %v", subject, err)
-		}
-		out = append(out, v)
 		msgs = append(msgs, m)
 	}
-	return out, msgs
+	return msgs
+}
+
+// rawFrames reads every raw frame stored on TURN_RAW for a turn, in order.
+func rawFrames(t testing.TB, js jetstream.JetStream, session, turn string) []wire.RawFrame {
+	t.Helper()
+	subject := wire.Subjects{}.Raw(session, turn)
+	var out []wire.RawFrame
+	for _, m := range stored(t, js, wire.StreamRaw, subject) {
+		f, err := wire.Subjects{}.ParseRawFrame(m.Subject(), m.Headers(), m.Data())
+		if err != nil {
+			t.Fatalf("raw frame on %s: %v", subject, err)
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // waitTerminal reads the session's events until one ends turn.

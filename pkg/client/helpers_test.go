@@ -116,8 +116,12 @@ func (w *worker) chunks(texts ...string) {
 	w.t.Helper()
 	for _, text := range texts {
 		w.seq++
-		c := &wire.Chunk{SessionID: w.session, TurnID: w.turn, Step: 1, Attempt: 1, Seq: w.seq,
-			Raw: []byte(`{"choices":[{"delta":{"content":` + strconv.Quote(text) + `}}]}`), Delta: &wire.Delta{Text: text}}
+		f := &wire.RawFrame{SessionID: w.session, TurnID: w.turn, Step: 1, Attempt: 1, Seq: w.seq,
+			Bytes: []byte(`{"choices":[{"delta":{"content":` + strconv.Quote(text) + `}}]}`)}
+		if err := w.w.Raw(f); err != nil {
+			w.t.Fatalf("Raw(%q) = %v; want nil", text, err)
+		}
+		c := &wire.Chunk{SessionID: w.session, TurnID: w.turn, Step: 1, Attempt: 1, Seq: w.seq, Delta: &wire.Delta{Text: text}}
 		if err := w.w.Chunk(c); err != nil {
 			w.t.Fatalf("Chunk(%q) = %v; want nil", text, err)
 		}

@@ -16,14 +16,17 @@ const (
 	MarkerFailed    = "failed"
 )
 
-// Chunk is one provider frame relayed on Subjects.Chunk(SessionID, TurnID),
-// or the marker that ends an attempt. Headers HeaderStep, HeaderAttempt and
-// HeaderSeq repeat Step, Attempt and Seq.
+// Chunk is the normalized delta of one provider frame, relayed on
+// Subjects.Chunk(SessionID, TurnID), or the marker that ends an attempt.
+// Headers HeaderStep, HeaderAttempt and HeaderSeq repeat Step, Attempt and
+// Seq.
 //
-// Raw holds the provider's bytes verbatim. In JSON it is embedded as the
-// "raw" value when the frame is valid UTF-8 JSON without surrounding white
-// space, and as the "raw_text" string when it is not (a "[DONE]" sentinel, a
-// malformed frame); in msgpack it is the "raw" binary.
+// A chunk never carries the provider's bytes: they hold reasoning and
+// whatever a model writes, and every client reads chunks. Each frame's
+// bytes go, with the same step, attempt and seq, to the worker- and
+// operator-only TURN_RAW as a RawFrame. A reader given a chunk of an older
+// writer that still has its "raw" or "raw_text" field ignores the field,
+// as it ignores any field it does not know.
 type Chunk struct {
 	SessionID string
 	TurnID    string
@@ -34,7 +37,6 @@ type Chunk struct {
 	Model     string
 	// Event is the SSE event name, when the provider sent one.
 	Event string
-	Raw   []byte
 	// Delta is the normalized content of the frame. Reasoning never appears in it.
 	Delta *Delta
 	// Marker ends an attempt: completed, retrying or failed.
@@ -75,28 +77,38 @@ type ToolCallDelta struct {
 
 // chunkFields is the shape Chunk decodes from.
 type chunkFields struct {
-	SessionID       string          `json:"session_id"`
-	TurnID          string          `json:"turn_id"`
-	Step            int             `json:"step"`
-	Attempt         int             `json:"attempt"`
-	Seq             int             `json:"seq"`
-	Provider        string          `json:"provider,omitempty"`
-	Model           string          `json:"model,omitempty"`
-	Event           string          `json:"event,omitempty"`
-	Raw             json.RawMessage `json:"raw,omitempty"`
-	RawText         *string         `json:"raw_text,omitempty"`
-	Delta           *Delta          `json:"delta,omitempty"`
-	Marker          string          `json:"marker,omitempty"`
-	Failure         string          `json:"failure,omitempty"`
-	HTTPStatus      int             `json:"http_status,omitempty"`
-	ProviderDelayMS int64           `json:"provider_delay_ms,omitempty"`
-	RequestID       string          `json:"request_id,omitempty"`
+	SessionID       string `json:"session_id"`
+	TurnID          string `json:"turn_id"`
+	Step            int    `json:"step"`
+	Attempt         int    `json:"attempt"`
+	Seq             int    `json:"seq"`
+	Provider        string `json:"provider,omitempty"`
+	Model           string `json:"model,omitempty"`
+	Event           string `json:"event,omitempty"`
+	Delta           *Delta `json:"delta,omitempty"`
+	Marker          string `json:"marker,omitempty"`
+	Failure         string `json:"failure,omitempty"`
+	HTTPStatus      int    `json:"http_status,omitempty"`
+	ProviderDelayMS int64  `json:"provider_delay_ms,omitempty"`
+	RequestID       string `json:"request_id,omitempty"`
 }
 
-// MarshalJSON writes the chunk without re-encoding Raw: a valid JSON frame is
-// copied as it arrived.
+// MarshalJSON writes the chunk as AppendJSON does.
 func (c Chunk) MarshalJSON() ([]byte, error) {
-	return c.AppendJSON(make([]byte, 0, 160+len(c.Raw)+len(c.Raw)/8)), nil
+	return c.AppendJSON(make([]byte, 0, c.jsonSizeHint())), nil
+}
+
+// jsonSizeHint is a capacity for the chunk's JSON encoding: the envelope
+// and the delta's text and arguments (escaping aside).
+func (c *Chunk) jsonSizeHint() int {
+	n := 192
+	if c.Delta != nil {
+		n += len(c.Delta.Text)
+		for i := range c.Delta.ToolCalls {
+			n += 64 + len(c.Delta.ToolCalls[i].Name) + len(c.Delta.ToolCalls[i].Arguments)
+		}
+	}
+	return n + n/8
 }
 
 // AppendJSON appends the chunk's JSON encoding to b.
@@ -114,15 +126,6 @@ func (c *Chunk) AppendJSON(b []byte) []byte {
 	b = appendOptString(b, `,"provider":`, c.Provider)
 	b = appendOptString(b, `,"model":`, c.Model)
 	b = appendOptString(b, `,"event":`, c.Event)
-	if len(c.Raw) > 0 {
-		if embeddable(c.Raw) {
-			b = append(b, `,"raw":`...)
-			b = append(b, c.Raw...)
-		} else {
-			b = append(b, `,"raw_text":`...)
-			b = appendString(b, string(c.Raw))
-		}
-	}
 	if !c.Delta.Empty() {
 		b = append(b, `,"delta":`...)
 		b = c.Delta.appendJSON(b)
@@ -139,31 +142,6 @@ func (c *Chunk) AppendJSON(b []byte) []byte {
 	}
 	b = appendOptString(b, `,"request_id":`, c.RequestID)
 	return append(b, '}')
-}
-
-// embeddable reports whether raw can be the "raw" value and read back byte
-// for byte: valid JSON, valid UTF-8 (json.Valid does not check it), no
-// surrounding white space (a decoder drops it), and within the readers'
-// depth and element limits once inside the chunk object (a hostile
-// provider's deep frame is stored as raw_text, so the chunk still decodes).
-func embeddable(raw []byte) bool {
-	switch raw[0] {
-	case ' ', '\t', '\r', '\n':
-		return false
-	}
-	switch raw[len(raw)-1] {
-	case ' ', '\t', '\r', '\n':
-		return false
-	}
-	return utf8.Valid(raw) && scanJSON(raw, anyShape, rawFrameLimits, false) == nil
-}
-
-// rawFrameLimits leave room for the chunk object around the frame: one
-// level, and 1,000 values for the chunk's own fields and its delta.
-var rawFrameLimits = ScanLimits{
-	MaxBytes:    readerLimits.MaxBytes,
-	MaxDepth:    readerLimits.MaxDepth - 1,
-	MaxElements: readerLimits.MaxElements - 1000,
 }
 
 func (d *Delta) appendJSON(b []byte) []byte {
@@ -223,16 +201,13 @@ func (c *Chunk) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	c.fromFields(&f)
-	if f.RawText != nil {
-		c.Raw = []byte(*f.RawText)
-	}
 	return nil
 }
 
 func (c *Chunk) fields() *chunkFields {
 	return &chunkFields{
 		SessionID: c.SessionID, TurnID: c.TurnID, Step: c.Step, Attempt: c.Attempt, Seq: c.Seq,
-		Provider: c.Provider, Model: c.Model, Event: c.Event, Raw: c.Raw, Delta: c.Delta,
+		Provider: c.Provider, Model: c.Model, Event: c.Event, Delta: c.Delta,
 		Marker: c.Marker, Failure: c.Failure,
 		HTTPStatus: c.HTTPStatus, ProviderDelayMS: c.ProviderDelayMS, RequestID: c.RequestID,
 	}
@@ -241,7 +216,7 @@ func (c *Chunk) fields() *chunkFields {
 func (c *Chunk) fromFields(f *chunkFields) {
 	*c = Chunk{
 		SessionID: f.SessionID, TurnID: f.TurnID, Step: f.Step, Attempt: f.Attempt, Seq: f.Seq,
-		Provider: f.Provider, Model: f.Model, Event: f.Event, Raw: []byte(f.Raw), Delta: f.Delta,
+		Provider: f.Provider, Model: f.Model, Event: f.Event, Delta: f.Delta,
 		Marker: f.Marker, Failure: f.Failure,
 		HTTPStatus: f.HTTPStatus, ProviderDelayMS: f.ProviderDelayMS, RequestID: f.RequestID,
 	}
@@ -315,7 +290,7 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// EncodeMsgpack writes the chunk with Raw as a binary.
+// EncodeMsgpack writes the chunk with the field names of its JSON.
 func (c *Chunk) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.Encode(c.fields()) }
 
 // DecodeMsgpack reads a chunk written by EncodeMsgpack.

@@ -108,10 +108,10 @@ func (jsonCodec) ContentType() string { return ContentTypeJSON }
 func (jsonCodec) Marshal(v any) ([]byte, error) {
 	switch c := v.(type) {
 	case *Chunk:
-		return c.AppendJSON(make([]byte, 0, 160+len(c.Raw)+len(c.Raw)/8)), nil
+		return c.AppendJSON(make([]byte, 0, c.jsonSizeHint())), nil
 	case Chunk:
-		// Not json.Marshal: it would compact and HTML-escape the raw frame.
-		return c.AppendJSON(make([]byte, 0, 160+len(c.Raw)+len(c.Raw)/8)), nil
+		// Not json.Marshal: it would HTML-escape the delta's text.
+		return c.AppendJSON(make([]byte, 0, c.jsonSizeHint())), nil
 	}
 	if err := checkRecord(v); err != nil {
 		return nil, err

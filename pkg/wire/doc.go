@@ -4,6 +4,11 @@
 // message's Content-Type header (JSON by default, msgpack with the same field
 // names).
 //
+// Chunks carry normalized deltas only. The provider's bytes, which hold
+// reasoning and whatever a model writes, are RawFrame records on the
+// worker- and operator-only TURN_RAW: the body is the frame as it arrived,
+// the headers locate it (RawFrame.Header, Subjects.ParseRawFrame).
+//
 // Everything here is promised to other languages through the JSON Schemas in
 // the repository's schemas/ folder; a test encodes every type and validates
 // it against those schemas, so the two cannot drift. This package knows

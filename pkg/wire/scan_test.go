@@ -563,7 +563,7 @@ func TestShapes(t *testing.T) {
 		want []string
 	}{
 		{&TurnRequest{}, []string{"budgets", "input", "route", "session_id", "system", "tools", "turn_id"}},
-		{&Chunk{}, []string{"attempt", "delta", "event", "failure", "http_status", "marker", "model", "provider", "provider_delay_ms", "raw", "raw_text", "request_id", "seq", "session_id", "step", "turn_id"}},
+		{&Chunk{}, []string{"attempt", "delta", "event", "failure", "http_status", "marker", "model", "provider", "provider_delay_ms", "request_id", "seq", "session_id", "step", "turn_id"}},
 		{&Cancel{}, []string{"turn_id"}},
 	}
 	for _, tt := range tests {

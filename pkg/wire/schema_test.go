@@ -144,12 +144,10 @@ func examples() []example {
 		}},
 		{"chunk json frame with delta", schemas.Chunk, &wire.Chunk{
 			SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 3, Provider: "openai", Model: "gpt-4o-mini",
-			Raw:   []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel\u006co <"}}]}`),
 			Delta: &wire.Delta{Text: "Hello <"},
 		}},
 		{"chunk tool call delta", schemas.Chunk, &wire.Chunk{
 			SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 2, Seq: 7, Provider: "backup", Model: "m2",
-			Raw: []byte(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"get_time","arguments":"{\"ci"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":3}}`),
 			Delta: &wire.Delta{
 				ToolCalls: []wire.ToolCallDelta{
 					{Index: 0, Start: true, Name: "get_time", Arguments: `{"ci`},
@@ -162,12 +160,10 @@ func examples() []example {
 		{"chunk responses event", schemas.Chunk, &wire.Chunk{
 			SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Provider: "oai", Model: "o4-mini",
 			Event: "response.output_text.delta",
-			Raw:   []byte(`{"type":"response.output_text.delta","delta":"Hi"}`),
 			Delta: &wire.Delta{Text: "Hi"},
 		}},
 		{"chunk done sentinel", schemas.Chunk, &wire.Chunk{
 			SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 9, Provider: "openai", Model: "gpt-4o-mini",
-			Raw: []byte("[DONE]"),
 		}},
 		{"chunk marker completed", schemas.Chunk, &wire.Chunk{
 			SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 10, Marker: wire.MarkerCompleted,
@@ -324,17 +320,15 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 		})
 	}
 	// Chunk's JSON is written by hand (AppendJSON); check the schema against
-	// what a fully populated chunk encodes to, with raw and raw_text.
+	// what a fully populated chunk encodes to.
 	t.Run("chunk", func(t *testing.T) {
 		gotProps, gotReq := schemaFields(rawSchema(t, schemas.Chunk))
 		keys := map[string]bool{}
-		for _, raw := range []string{`{}`, `[DONE]`} {
-			c := &wire.Chunk{SessionID: "s", TurnID: "t", Step: 1, Attempt: 1, Seq: 1, Provider: "p", Model: "m",
-				Event: "e", Raw: []byte(raw), Delta: &wire.Delta{Text: "x"}, Marker: wire.MarkerFailed, Failure: "server",
-				HTTPStatus: 503, ProviderDelayMS: 1500, RequestID: "req_1"}
-			for k := range jsonObject(t, c) {
-				keys[k] = true
-			}
+		c := &wire.Chunk{SessionID: "s", TurnID: "t", Step: 1, Attempt: 1, Seq: 1, Provider: "p", Model: "m",
+			Event: "e", Delta: &wire.Delta{Text: "x"}, Marker: wire.MarkerFailed, Failure: "server",
+			HTTPStatus: 503, ProviderDelayMS: 1500, RequestID: "req_1"}
+		for k := range jsonObject(t, c) {
+			keys[k] = true
 		}
 		if want := slices.Sorted(maps.Keys(keys)); !slices.Equal(gotProps, want) {
 			t.Errorf("properties of %s = %v; want %v", schemas.Chunk, gotProps, want)
@@ -511,14 +505,16 @@ func TestSchemasReject(t *testing.T) {
 		{"message usage missing output", "message assistant with tool calls", func(m map[string]any) {
 			delete(m["usage"].(map[string]any), "output_tokens")
 		}, "'/usage'"},
-		{"chunk raw and raw_text", "chunk json frame with delta", func(m map[string]any) { m["raw_text"] = "x" }, "at '': 'not' failed"},
+		{"chunk provider bytes", "chunk json frame with delta", func(m map[string]any) {
+			m["raw"] = map[string]any{"choices": []any{}}
+		}, "raw"},
 		{"chunk unknown marker", "chunk marker completed", func(m map[string]any) { m["marker"] = "done" }, "'/marker'"},
 		{"chunk failure without marker", "chunk json frame with delta", func(m map[string]any) { m["failure"] = "server" }, "failure"},
 		{"chunk attempt zero", "chunk json frame with delta", func(m map[string]any) { m["attempt"] = 0 }, "'/attempt'"},
 		{"chunk reasoning in delta", "chunk json frame with delta", func(m map[string]any) {
 			m["delta"].(map[string]any)["reasoning"] = "thinking"
 		}, "reasoning"},
-		{"chunk raw number text", "chunk done sentinel", func(m map[string]any) { m["raw_text"] = 1 }, "'/raw_text'"},
+		{"chunk provider text", "chunk done sentinel", func(m map[string]any) { m["raw_text"] = "[DONE]" }, "raw_text"},
 		{"tool call bad name", "tool call", func(m map[string]any) { m["name"] = "a.b" }, "'/name'"},
 		{"tool call bad deadline", "tool call", func(m map[string]any) { m["deadline"] = "2025-03-14 15:10" }, "'/deadline'"},
 		{"tool call missing deadline", "tool call", func(m map[string]any) { delete(m, "deadline") }, "deadline"},
@@ -618,9 +614,6 @@ func TestMsgpackMatchesJSON(t *testing.T) {
 			if err := msgpack.Unmarshal(mb, &mdoc); err != nil {
 				t.Fatalf("msgpack.Unmarshal(%x): %v", mb, err)
 			}
-			if _, isChunk := ex.value.(*wire.Chunk); isChunk {
-				compareChunkRaw(t, jb, jdoc.(map[string]any), mdoc)
-			}
 			sameDoc(t, "", jdoc, mdoc)
 
 			// Decoded records, compared through their canonical JSON.
@@ -639,41 +632,8 @@ func TestMsgpackMatchesJSON(t *testing.T) {
 			if got := canonical(t, fromMsgpack); got != want {
 				t.Errorf("msgpack round trip = %s; want %s", got, want)
 			}
-			if c, ok := ex.value.(*wire.Chunk); ok {
-				for codec, v := range map[string]any{"JSON": fromJSON, "msgpack": fromMsgpack} {
-					if got := v.(*wire.Chunk).Raw; !bytes.Equal(got, c.Raw) {
-						t.Errorf("%s round trip Raw = %q; want %q", codec, got, c.Raw)
-					}
-				}
-			}
 		})
 	}
-}
-
-// compareChunkRaw checks the one documented difference between the two
-// encodings of a chunk: msgpack carries the frame as the "raw" binary, JSON
-// as the "raw" value or the "raw_text" string. It then drops the raw fields
-// from both documents.
-func compareChunkRaw(t *testing.T, jb []byte, jdoc, mdoc map[string]any) {
-	t.Helper()
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(jb, &fields); err != nil {
-		t.Fatal(err)
-	}
-	var want []byte
-	switch {
-	case fields["raw"] != nil:
-		want = fields["raw"]
-	case fields["raw_text"] != nil:
-		want = []byte(jdoc["raw_text"].(string))
-	}
-	got, _ := mdoc["raw"].([]byte)
-	if _, present := mdoc["raw"]; present != (want != nil) || !bytes.Equal(got, want) {
-		t.Errorf("msgpack raw = %q (present %v); want %q", got, present, want)
-	}
-	delete(jdoc, "raw")
-	delete(jdoc, "raw_text")
-	delete(mdoc, "raw")
 }
 
 // sameDoc compares a JSON document with a msgpack one: the same keys at

@@ -10,8 +10,11 @@ const DefaultPrefix = "turn"
 
 // Stream names of the public topology.
 const (
-	StreamSubmit   = "TURN_SUBMIT"
-	StreamChunks   = "TURN_CHUNKS"
+	StreamSubmit = "TURN_SUBMIT"
+	StreamChunks = "TURN_CHUNKS"
+	// StreamRaw holds the provider's raw frames (RawFrame): workers and
+	// operators read it, clients never do.
+	StreamRaw      = "TURN_RAW"
 	StreamMessages = "TURN_MESSAGES"
 	StreamEvents   = "TURN_EVENTS"
 	StreamTools    = "TURN_TOOLS"
@@ -22,12 +25,18 @@ const (
 // Header names set on published records.
 const (
 	HeaderContentType = "Content-Type"
-	// HeaderStep, HeaderAttempt and HeaderSeq locate a chunk in its turn:
-	// the loop step, the provider attempt within that step (1-based) and the
-	// chunk's position within the attempt (1-based).
+	// HeaderStep, HeaderAttempt and HeaderSeq locate a chunk or a raw
+	// frame in its turn: the loop step, the provider attempt within that
+	// step (1-based) and the record's position within the attempt
+	// (1-based). A frame's chunk and its raw frame carry the same three.
 	HeaderStep    = "Turn-Step"
 	HeaderAttempt = "Turn-Attempt"
 	HeaderSeq     = "Turn-Seq"
+	// HeaderProvider, HeaderModel and HeaderEvent carry a raw frame's
+	// target and SSE event name (RawFrame.Header).
+	HeaderProvider = "Turn-Provider"
+	HeaderModel    = "Turn-Model"
+	HeaderEvent    = "Turn-Event"
 	// HeaderRejectReason is set on a request copied to the dead-letter subject.
 	HeaderRejectReason = "Turn-Reject-Reason"
 	// HeaderDeadTruncated is set on a dead-letter copy whose request was too
@@ -62,9 +71,17 @@ func (s Subjects) Submit(session string) string { return s.p() + ".submit." + se
 // Cancel is the core NATS subject that cancels session's running turn.
 func (s Subjects) Cancel(session string) string { return s.p() + ".cancel." + session }
 
-// Chunk carries the raw and normalized provider chunks of one turn.
+// Chunk carries the normalized chunks of one turn (deltas and attempt
+// markers; never the provider's bytes).
 func (s Subjects) Chunk(session, turn string) string {
 	return s.p() + ".chunk." + session + "." + turn
+}
+
+// Raw carries the provider's raw frames of one turn (RawFrame), on
+// TURN_RAW: only workers and operators read it, and nothing republishes
+// it.
+func (s Subjects) Raw(session, turn string) string {
+	return s.p() + ".raw." + session + "." + turn
 }
 
 // Message is session's log of finalized messages.
@@ -99,7 +116,7 @@ func (s Subjects) Result(session string) string { return s.p() + ".result." + se
 func (s Subjects) Dead(session string) string { return s.p() + ".dead." + session }
 
 // All returns the wildcard subject of a kind ("submit", "chunk", ...),
-// matching every session (and turn, for chunks).
+// matching every session (and turn, for chunks and raw frames).
 func (s Subjects) All(kind string) string { return s.p() + "." + kind + ".>" }
 
 // ParseSubmit returns the session token of a submit subject. It returns a
@@ -123,8 +140,8 @@ func (s Subjects) ParseSubmit(subj string) (string, error) {
 	return session, nil
 }
 
-// SessionOf returns the session token of a submit, cancel, chunk, message,
-// event, result or dead subject, or "" if subj is not one of them.
+// SessionOf returns the session token of a submit, cancel, chunk, raw,
+// message, event, result or dead subject, or "" if subj is not one of them.
 func (s Subjects) SessionOf(subj string) string {
 	rest, ok := strings.CutPrefix(subj, s.p()+".")
 	if !ok {
@@ -132,7 +149,7 @@ func (s Subjects) SessionOf(subj string) string {
 	}
 	kind, rest, _ := strings.Cut(rest, ".")
 	switch kind {
-	case "submit", "cancel", "chunk", "message", "event", "result", "dead":
+	case "submit", "cancel", "chunk", "raw", "message", "event", "result", "dead":
 		session, _, _ := strings.Cut(rest, ".")
 		return session
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -452,14 +451,14 @@ func TestChunkJSONGolden(t *testing.T) {
 		{
 			name: "frame with delta",
 			chunk: Chunk{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 2, Seq: 3, Provider: "openai", Model: "gpt-4o",
-				Raw: []byte(`{"choices":[{"delta":{"content":"a<b"}}]}`), Delta: &Delta{Text: "a<b"}},
+				Delta: &Delta{Text: "a<b"}},
 			want: `{"session_id":"s1","turn_id":"t1","step":1,"attempt":2,"seq":3,"provider":"openai","model":"gpt-4o",` +
-				`"raw":{"choices":[{"delta":{"content":"a<b"}}]},"delta":{"text":"a<b"}}`,
+				`"delta":{"text":"a<b"}}`,
 		},
 		{
-			name:  "done sentinel",
-			chunk: Chunk{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 9, Raw: []byte("[DONE]")},
-			want:  `{"session_id":"s1","turn_id":"t1","step":1,"attempt":1,"seq":9,"raw_text":"[DONE]"}`,
+			name:  "frame without a delta (a done sentinel)",
+			chunk: Chunk{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 9},
+			want:  `{"session_id":"s1","turn_id":"t1","step":1,"attempt":1,"seq":9}`,
 		},
 		{
 			name:  "failed marker",
@@ -510,80 +509,47 @@ func TestChunkJSONGolden(t *testing.T) {
 	}
 }
 
-func TestChunkRaw(t *testing.T) {
-	tests := []struct {
-		name     string
-		raw      string
-		wantKey  string // "raw" or "raw_text"
-		wantBack string // Raw after a JSON round trip
-	}{
-		{"object", `{"a":1}`, "raw", `{"a":1}`},
-		{"inner space kept", `{ "a" : [ 1 , 2 ] }`, "raw", `{ "a" : [ 1 , 2 ] }`},
-		{"escapes kept", `{"t":"\u006c\/\n","h":"<&>"}`, "raw", `{"t":"\u006c\/\n","h":"<&>"}`},
-		{"numbers kept", `[1.0e+02,-0,1E400]`, "raw", `[1.0e+02,-0,1E400]`},
-		{"key order and duplicates kept", `{"b":1,"a":2,"b":3}`, "raw", `{"b":1,"a":2,"b":3}`},
-		{"line separator kept", "{\"t\":\"a\u2028b\"}", "raw", "{\"t\":\"a\u2028b\"}"},
-		{"string value", `"hi"`, "raw", `"hi"`},
-		{"null", `null`, "raw", `null`},
-		{"done sentinel", `[DONE]`, "raw_text", `[DONE]`},
-		{"truncated", `{"a":`, "raw_text", `{"a":`},
-		{"sse line", "data: {\"a\":1}", "raw_text", "data: {\"a\":1}"},
-		{"leading space", ` {"a":1}`, "raw_text", ` {"a":1}`},
-		{"trailing newline", "{\"a\":1}\n", "raw_text", "{\"a\":1}\n"},
-		{"control characters", "\x00\x01\b\f\t\r\n\x1f\x7f", "raw_text", "\x00\x01\b\f\t\r\n\x1f\x7f"},
-		{"quotes and backslashes", `he said "\x"`, "raw_text", `he said "\x"`},
-		{"invalid utf-8 text", "ok\xffok", "raw_text", "ok\ufffdok"},
-		{"invalid utf-8 in JSON string", "\"\xff\"", "raw_text", "\"\ufffd\""},
-		{"deep frame as text", strings.Repeat("[", 64) + strings.Repeat("]", 64), "raw_text", strings.Repeat("[", 64) + strings.Repeat("]", 64)},
-		{"deepest embedded frame", strings.Repeat("[", 63) + strings.Repeat("]", 63), "raw", strings.Repeat("[", 63) + strings.Repeat("]", 63)},
+// TestChunkOldRaw: a chunk of an older writer, which carried the
+// provider's bytes as "raw" or "raw_text", reads as the chunk without them
+// (readers ignore fields they do not know); the strict decoder refuses the
+// field, as the schema does.
+func TestChunkOldRaw(t *testing.T) {
+	want := Chunk{SessionID: "s", TurnID: "t", Step: 1, Attempt: 1, Seq: 1, Delta: &Delta{Text: "x"}}
+	for _, in := range []string{
+		`{"session_id":"s","turn_id":"t","step":1,"attempt":1,"seq":1,"raw":{"choices":[{"delta":{"content":"x"}}]},"delta":{"text":"x"}}`,
+		`{"session_id":"s","turn_id":"t","step":1,"attempt":1,"seq":1,"raw_text":"[DONE]","delta":{"text":"x"}}`,
+	} {
+		var got Chunk
+		if err := JSON.Unmarshal([]byte(in), &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("JSON.Unmarshal(%s) = %+v, %v; want %+v", in, got, err, want)
+		}
+		var strict Chunk
+		if err := JSON.UnmarshalStrict([]byte(in), &strict); RejectReason(err) != ReasonUnknownField {
+			t.Errorf("JSON.UnmarshalStrict(%s) = %v; want an unknown field error", in, err)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := Chunk{SessionID: "s", TurnID: "t", Step: 1, Attempt: 1, Seq: 1, Raw: []byte(tt.raw)}
-			b := c.AppendJSON(nil)
-			if !json.Valid(b) || !utf8.Valid(b) {
-				t.Fatalf("AppendJSON(raw %q) = %q; not valid UTF-8 JSON", tt.raw, b)
-			}
-			var fields map[string]json.RawMessage
-			if err := json.Unmarshal(b, &fields); err != nil {
-				t.Fatal(err)
-			}
-			other := map[string]string{"raw": "raw_text", "raw_text": "raw"}[tt.wantKey]
-			if fields[tt.wantKey] == nil || fields[other] != nil {
-				t.Errorf("AppendJSON(raw %q) = %s; want the frame under %q only", tt.raw, b, tt.wantKey)
-			}
-			if tt.wantKey == "raw" && !bytes.Contains(b, []byte(`,"raw":`+tt.raw+`}`)) {
-				t.Errorf("AppendJSON(raw %q) = %s; want the frame embedded byte for byte", tt.raw, b)
-			}
-			var back Chunk
-			if err := JSON.Unmarshal(b, &back); err != nil {
-				t.Fatalf("JSON.Unmarshal(%s) = %v", b, err)
-			}
-			if string(back.Raw) != tt.wantBack {
-				t.Errorf("JSON round trip of raw %q = %q; want %q", tt.raw, back.Raw, tt.wantBack)
-			}
-			// msgpack carries the bytes as they are, whatever they are.
-			mb, err := Msgpack.Marshal(&c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mback Chunk
-			if err := Msgpack.Unmarshal(mb, &mback); err != nil {
-				t.Fatalf("Msgpack.Unmarshal = %v", err)
-			}
-			if !bytes.Equal(mback.Raw, c.Raw) {
-				t.Errorf("msgpack round trip of raw %q = %q; want it unchanged", tt.raw, mback.Raw)
-			}
-		})
+	// An older msgpack writer carried the frame as the "raw" binary.
+	mb, err := msgpack.Marshal(map[string]any{"session_id": "s", "turn_id": "t", "step": 1, "attempt": 1, "seq": 1,
+		"raw": []byte("[DONE]"), "delta": map[string]any{"text": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mgot Chunk
+	if err := Msgpack.Unmarshal(mb, &mgot); err != nil || !reflect.DeepEqual(mgot, want) {
+		t.Errorf("Msgpack.Unmarshal(older chunk with raw) = %+v, %v; want %+v", mgot, err, want)
+	}
+	var mstrict Chunk
+	if err := Msgpack.UnmarshalStrict(mb, &mstrict); RejectReason(err) != ReasonUnknownField {
+		t.Errorf("Msgpack.UnmarshalStrict(older chunk with raw) = %v; want an unknown field error", err)
 	}
 }
 
 func TestChunkRoundTrip(t *testing.T) {
 	chunks := []Chunk{
 		{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Provider: "p", Model: "m", Event: "e",
-			Raw: []byte(`{"x":[1,2]}`), Delta: &Delta{Text: "hé\"llo\n", ToolCalls: []ToolCallDelta{{Index: 2, Start: true, Name: "n", Arguments: "{", End: true}},
+			Delta: &Delta{Text: "hé\"llo\n", ToolCalls: []ToolCallDelta{{Index: 2, Start: true, Name: "n", Arguments: "{", End: true}},
 				Usage: &Usage{InputTokens: 1, OutputTokens: 2}, FinishReason: FinishStop, RawFinishReason: "end_turn"}},
-		{SessionID: "s1", TurnID: "t1", Step: 3, Attempt: 4, Seq: 5, Raw: []byte("[DONE]")},
+		{SessionID: "s1", TurnID: "t1", Step: 3, Attempt: 4, Seq: 5},
 		{SessionID: "s1", TurnID: "t1", Step: 3, Attempt: 4, Seq: 6, Marker: MarkerRetrying, Failure: "rate_limit"},
 		{SessionID: "s1", TurnID: "t1"},
 	}
@@ -681,8 +647,8 @@ func TestChunkUnmarshal(t *testing.T) {
 			want: Chunk{SessionID: "s", TurnID: "t", Step: 1, Attempt: 1, Seq: 2, Delta: &Delta{Text: "x"}}},
 		{name: "empty delta dropped", in: `{"session_id":"s","turn_id":"t","step":0,"attempt":0,"seq":0,"delta":{}}`,
 			want: Chunk{SessionID: "s", TurnID: "t"}},
-		{name: "raw_text", in: `{"session_id":"s","turn_id":"t","step":0,"attempt":0,"seq":0,"raw_text":"[DONE]"}`,
-			want: Chunk{SessionID: "s", TurnID: "t", Raw: []byte("[DONE]")}},
+		{name: "an older writer's raw_text ignored", in: `{"session_id":"s","turn_id":"t","step":0,"attempt":0,"seq":0,"raw_text":"[DONE]"}`,
+			want: Chunk{SessionID: "s", TurnID: "t"}},
 		{name: "trailing data", in: `{"session_id":"s","turn_id":"t","step":0,"attempt":0,"seq":0}}`, wantErr: true},
 		{name: "wrong type", in: `{"session_id":"s","turn_id":"t","step":"1","attempt":0,"seq":0}`, wantErr: true},
 		{name: "not an object", in: `"chunk"`, wantErr: true},
@@ -750,6 +716,7 @@ func TestSubjects(t *testing.T) {
 		{"Submit", Subjects{}.Submit("s1"), "turn.submit.s1"},
 		{"Cancel", Subjects{}.Cancel("s1"), "turn.cancel.s1"},
 		{"Chunk", Subjects{}.Chunk("s1", "t1"), "turn.chunk.s1.t1"},
+		{"Raw", Subjects{}.Raw("s1", "t1"), "turn.raw.s1.t1"},
 		{"Message", Subjects{}.Message("s1"), "turn.message.s1"},
 		{"Event", Subjects{}.Event("s1"), "turn.event.s1"},
 		{"Tool", Subjects{}.Tool("get_time"), "turn.tool.get_time"},
@@ -759,6 +726,8 @@ func TestSubjects(t *testing.T) {
 		{"All chunk", Subjects{}.All("chunk"), "turn.chunk.>"},
 		{"prefix Submit", Subjects{Prefix: "acme"}.Submit("s1"), "acme.submit.s1"},
 		{"prefix Chunk", Subjects{Prefix: "acme"}.Chunk("s1", "t1"), "acme.chunk.s1.t1"},
+		{"dotted prefix Raw", Subjects{Prefix: "acme.turn"}.Raw("s1", "t1"), "acme.turn.raw.s1.t1"},
+		{"All raw", Subjects{}.All("raw"), "turn.raw.>"},
 		{"dotted prefix Event", Subjects{Prefix: "acme.turn"}.Event("s1"), "acme.turn.event.s1"},
 		{"prefix All", Subjects{Prefix: "acme"}.All("event"), "acme.event.>"},
 		{"explicit default prefix", Subjects{Prefix: DefaultPrefix}.Tool("x"), "turn.tool.x"},
@@ -783,12 +752,14 @@ func TestSessionOf(t *testing.T) {
 		{def, def.Submit("s1"), "s1"},
 		{def, def.Cancel("s1"), "s1"},
 		{def, def.Chunk("s1", "t1"), "s1"},
+		{def, def.Raw("s6", "t1"), "s6"},
 		{def, def.Message("s-2"), "s-2"},
 		{def, def.Event("S_3"), "S_3"},
 		{def, def.Result("s4"), "s4"},
 		{def, def.Dead("s5"), "s5"},
 		{acme, acme.Submit("s1"), "s1"},
 		{acme, acme.Chunk("s1", "t1"), "s1"},
+		{acme, acme.Raw("s1", "t1"), "s1"},
 		{def, def.Tool("get_time"), ""},
 		{def, "turn.unknown.s1", ""},
 		{def, "turn.submit", ""},

@@ -18,8 +18,8 @@ import (
 )
 
 // TestReplayMatchesWire streams what a real provider would send through
-// the openaichat adapter over HTTP, records it as a chunk log, derives a
-// script from the log and replays it: the replay relays the same frames
+// the openaichat adapter over HTTP, records it as the turn loop does (raw
+// frames and chunks), derives a script from the record and replays it: the replay relays the same frames
 // with the same normalized deltas and ends the same way.
 func TestReplayMatchesWire(t *testing.T) {
 	text := mockllm.NewStream("m-a").Text("Sunny in Lyon, snow in Oslo.").Finish("stop").Usage(12, 8).Frames()
@@ -59,8 +59,7 @@ func TestReplayMatchesWire(t *testing.T) {
 				t.Fatalf("openaichat Stream() error = %v; want class %q (the fixture is wrong)", orig.err, tt.class)
 			}
 
-			chunks := record(1, 1, targetA, orig)
-			a := newScripted(t, derive(t, chunks))
+			a := newScripted(t, derive(t, record(1, 1, targetA, orig)))
 			got := stream(t, a, prepare(t, a, targetA.Model))
 
 			if got.class() != orig.class() {
@@ -79,23 +78,29 @@ func TestReplayMatchesWire(t *testing.T) {
 	}
 }
 
-// record writes one attempt's outcome as the turn loop would log it.
-func record(step, n int, target provider.Target, o outcome) []wire.Chunk {
-	var out []wire.Chunk
-	for _, f := range o.frames {
-		out = append(out, wire.Chunk{
-			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: len(out) + 1,
-			Provider: target.Provider, Model: target.Model, Event: f.Event, Raw: f.Raw, Delta: f.Delta,
+// record writes one attempt's outcome as the turn loop would: a raw frame
+// and a chunk per frame, then the end marker.
+func record(step, n int, target provider.Target, o outcome) recording {
+	var out recording
+	for i, f := range o.frames {
+		out.frames = append(out.frames, wire.RawFrame{
+			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: i + 1,
+			Provider: target.Provider, Model: target.Model, Event: f.Event, Bytes: f.Raw,
+		})
+		out.chunks = append(out.chunks, wire.Chunk{
+			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: i + 1,
+			Provider: target.Provider, Model: target.Model, Event: f.Event, Delta: f.Delta,
 		})
 	}
 	m := wire.Chunk{
-		SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: len(out) + 1,
+		SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: len(o.frames) + 1,
 		Provider: target.Provider, Model: target.Model, Marker: wire.MarkerCompleted,
 	}
 	if c := o.class(); c != "" {
 		m.Marker, m.Failure = wire.MarkerFailed, string(c)
 	}
-	return append(out, m)
+	out.chunks = append(out.chunks, m)
+	return out
 }
 
 func render(fs []provider.Frame) string {
@@ -121,7 +126,7 @@ func TestStreamOutcomes(t *testing.T) {
 	noDone := frames[:len(frames)-1]
 	tests := []struct {
 		name      string
-		chunks    []wire.Chunk
+		rec       recording
 		overrides []scripted.Override
 		model     string
 		class     provider.Class // empty: completes
@@ -129,27 +134,27 @@ func TestStreamOutcomes(t *testing.T) {
 		frames    int
 		remaining int
 	}{
-		{name: "completes", chunks: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames...), model: "m-a", frames: len(frames)},
-		{name: "recorded failure after its frames", chunks: attempt(1, 1, targetA, wire.MarkerRetrying, provider.ClassTransport, noDone...),
+		{name: "completes", rec: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames...), model: "m-a", frames: len(frames)},
+		{name: "recorded failure after its frames", rec: attempt(1, 1, targetA, wire.MarkerRetrying, provider.ClassTransport, noDone...),
 			model: "m-a", class: provider.ClassTransport, frames: len(noDone)},
-		{name: "overridden thrown stream", chunks: attempt(1, 1, targetA, "", "", noDone[:2]...),
+		{name: "overridden thrown stream", rec: attempt(1, 1, targetA, "", "", noDone[:2]...),
 			overrides: []scripted.Override{{Step: 1, Attempt: 1, Outcome: scripted.Fail(provider.ClassStreamClosed)}},
 			model:     "m-a", class: provider.ClassStreamClosed, frames: 2},
-		{name: "no call left", chunks: nil, model: "m-a", class: provider.ClassInvalidRequest, is: scripted.ErrExhausted},
-		{name: "another model than recorded", chunks: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames...),
+		{name: "no call left", rec: recording{}, model: "m-a", class: provider.ClassInvalidRequest, is: scripted.ErrExhausted},
+		{name: "another model than recorded", rec: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames...),
 			model: "m-b", class: provider.ClassInvalidRequest, is: scripted.ErrDiverged, remaining: 1},
-		{name: "completed without terminal frame", chunks: attempt(1, 1, targetA, wire.MarkerCompleted, "", noDone...),
+		{name: "completed without terminal frame", rec: attempt(1, 1, targetA, wire.MarkerCompleted, "", noDone...),
 			model: "m-a", class: provider.ClassStreamClosed, is: scripted.ErrDiverged, frames: len(noDone)},
-		{name: "completed through a malformed frame", chunks: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames[0], "{oops", "[DONE]"),
+		{name: "completed through a malformed frame", rec: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames[0], "{oops", "[DONE]"),
 			model: "m-a", class: provider.ClassMalformed, is: scripted.ErrDiverged, frames: 2},
-		{name: "failed before its last frame", chunks: attempt(1, 1, targetA, wire.MarkerFailed, provider.ClassServer, "{oops", frames[1]),
+		{name: "failed before its last frame", rec: attempt(1, 1, targetA, wire.MarkerFailed, provider.ClassServer, "{oops", frames[1]),
 			model: "m-a", class: provider.ClassMalformed, is: scripted.ErrDiverged, frames: 1},
-		{name: "completed but empty", chunks: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames[0], frames[len(frames)-2], "[DONE]"),
+		{name: "completed but empty", rec: attempt(1, 1, targetA, wire.MarkerCompleted, "", frames[0], frames[len(frames)-2], "[DONE]"),
 			model: "m-a", class: provider.ClassEmpty, is: scripted.ErrDiverged, frames: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := newScripted(t, derive(t, tt.chunks, tt.overrides...))
+			a := newScripted(t, derive(t, tt.rec, tt.overrides...))
 			o := stream(t, a, prepare(t, a, tt.model))
 			if o.class() != tt.class {
 				t.Errorf("Stream() error = %v; want class %q", o.err, tt.class)
@@ -342,12 +347,12 @@ func (e eventTranslator) Done()                    {}
 func (e eventTranslator) Asm() *assemble.Assembler { return e.asm }
 
 func TestWithTranslator(t *testing.T) {
-	chunks := concat(attempt(1, 1, targetA, wire.MarkerCompleted, "", "hi ", "there", "{}"), attempt(2, 1, targetB, wire.MarkerCompleted, "", dataOf(mockllm.NewStream("m-b").Text("chat").Finish("stop").Frames(), true)...))
+	rec := concat(attempt(1, 1, targetA, wire.MarkerCompleted, "", "hi ", "there", "{}"), attempt(2, 1, targetB, wire.MarkerCompleted, "", dataOf(mockllm.NewStream("m-b").Text("chat").Finish("stop").Frames(), true)...))
 	for i, ev := range []string{"text", "text", "completed"} {
-		chunks[i].Event = ev
+		rec.setEvent(i, ev)
 	}
 	var asked []provider.Target
-	a := newScripted(t, derive(t, chunks), scripted.WithTranslator(func(target provider.Target) scripted.Translator {
+	a := newScripted(t, derive(t, rec), scripted.WithTranslator(func(target provider.Target) scripted.Translator {
 		asked = append(asked, target)
 		if target.Provider == "primary" {
 			return eventTranslator{asm: assemble.New()}
@@ -391,10 +396,12 @@ func (f *finalizingTranslator) Finalize() (*assemble.Response, error) {
 }
 
 func TestWithFinalizer(t *testing.T) {
-	chunks := concat(attempt(1, 1, targetA, wire.MarkerCompleted, "", "", ""), attempt(2, 1, targetA, wire.MarkerCompleted, "", "x", ""))
-	chunks[0].Event, chunks[1].Event = "completed", "completed" // nothing in it, yet complete for this API
-	chunks[3].Event, chunks[4].Event = "text", "incomplete"
-	a := newScripted(t, derive(t, chunks), scripted.WithTranslator(func(provider.Target) scripted.Translator {
+	rec := concat(attempt(1, 1, targetA, wire.MarkerCompleted, "", "", ""), attempt(2, 1, targetA, wire.MarkerCompleted, "", "x", ""))
+	rec.setEvent(0, "completed") // nothing in it, yet complete for this API
+	rec.setEvent(1, "completed")
+	rec.setEvent(2, "text")
+	rec.setEvent(3, "incomplete")
+	a := newScripted(t, derive(t, rec), scripted.WithTranslator(func(provider.Target) scripted.Translator {
 		return &finalizingTranslator{eventTranslator: eventTranslator{asm: assemble.New()}}
 	}))
 	if o := stream(t, a, prepare(t, a, "m-a")); o.err != nil || !o.resp.Terminal {

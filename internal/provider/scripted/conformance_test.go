@@ -1,6 +1,7 @@
 package scripted_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -14,7 +15,8 @@ import (
 )
 
 // TestConformance records each case through the Chat Completions adapter,
-// as a worker would publish it (frames, then the attempt's end marker), and
+// as a worker would publish it (a raw frame and a chunk per frame, then
+// the attempt's end marker), and
 // runs the conformance case against the replay derived from that record:
 // the replay must end exactly as the original did.
 func TestConformance(t *testing.T) {
@@ -29,7 +31,10 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var chunks []wire.Chunk
+			var (
+				frames []wire.RawFrame
+				chunks []wire.Chunk
+			)
 			rec := func(c wire.Chunk) {
 				c.SessionID, c.TurnID, c.Step, c.Attempt, c.Seq, c.Provider, c.Model = "s", "t", 1, 1, len(chunks)+1, "p", "m"
 				chunks = append(chunks, c)
@@ -37,7 +42,9 @@ func TestConformance(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
 			_, err = live.Stream(ctx, body, func(f provider.Frame) error {
-				rec(wire.Chunk{Raw: f.Raw, Event: f.Event, Delta: f.Delta})
+				frames = append(frames, wire.RawFrame{SessionID: "s", TurnID: "t", Step: 1, Attempt: 1, Seq: len(chunks) + 1,
+					Provider: "p", Model: "m", Event: f.Event, Bytes: bytes.Clone(f.Raw)})
+				rec(wire.Chunk{Event: f.Event, Delta: f.Delta})
 				return nil
 			})
 			end := wire.Chunk{Marker: wire.MarkerCompleted}
@@ -47,7 +54,7 @@ func TestConformance(t *testing.T) {
 					ProviderDelayMS: f.RetryAfter.Milliseconds(), RequestID: f.RequestID}
 			}
 			rec(end)
-			script, err := scripted.Derive(chunks)
+			script, err := scripted.Derive(frames, chunks)
 			if err != nil {
 				t.Fatalf("Derive() = %v", err)
 			}

@@ -14,18 +14,32 @@ import (
 // key locates one attempt in a turn.
 type key struct{ step, attempt int }
 
-// Derive turns one turn's chunk log into a script of one call per attempt
-// (LLM-REPLAY-DERIVATION): chunks are grouped by step and attempt, each
-// group's frames kept in sequence order, and its end marker decides the
-// outcome: completed completes, retrying and failed fail with the recorded
-// class. Retries and fallbacks of one step become separate calls.
+// attemptLog is what a turn's record holds of one attempt: its raw frames
+// and its chunks.
+type attemptLog struct {
+	frames []*wire.RawFrame
+	chunks []*wire.Chunk
+}
+
+// Derive turns one turn's record (LLM-REPLAY-DERIVATION) into a script of
+// one call per attempt: frames are the turn's raw frames (TURN_RAW), chunks
+// its chunks (TURN_CHUNKS), both as Load returns them, in any order. Each
+// attempt's raw frames, in sequence order, are its call's frames (bytes,
+// event and target as the provider sent them); its end marker chunk
+// decides the outcome: completed completes, retrying and failed fail with
+// the recorded class. A frame's chunk, when there is one, gives the frame
+// the normalized delta the recording worker computed. Retries and
+// fallbacks of one step become separate calls.
 //
-// The log must be whole: within a step, attempts run from 1 without a gap;
-// within an attempt, sequence numbers run from 1 without a gap or a
-// duplicate, and only the last chunk is the end marker. An attempt without
-// an end marker is an error naming its step and attempt unless an Override
-// supplies its outcome. chunks is not modified.
-func Derive(chunks []wire.Chunk, overrides ...Override) (*Script, error) {
+// The record must be whole and agree with itself: within a step, attempts
+// run from 1 without a gap; within an attempt, the raw frames' sequence
+// numbers run from 1 without a gap or a duplicate, every frame has one
+// target, the end marker (at most one) has the sequence number after the
+// last frame's and the same target, and every other chunk is the chunk of
+// a frame (its sequence number, target and event). An attempt without an
+// end marker is an error naming its step and attempt unless an Override
+// supplies its outcome. Neither slice is modified.
+func Derive(frames []wire.RawFrame, chunks []wire.Chunk, overrides ...Override) (*Script, error) {
 	over := make(map[key]Outcome, len(overrides))
 	for _, o := range overrides {
 		k := key{o.Step, o.Attempt}
@@ -38,14 +52,40 @@ func Derive(chunks []wire.Chunk, overrides ...Override) (*Script, error) {
 		over[k] = o.Outcome
 	}
 
-	groups := map[key][]*wire.Chunk{}
+	groups := map[key]*attemptLog{}
+	group := func(k key) *attemptLog {
+		g := groups[k]
+		if g == nil {
+			g = &attemptLog{}
+			groups[k] = g
+		}
+		return g
+	}
+	var (
+		session, turn string
+		first         = true
+	)
+	sameTurn := func(s, t string) bool {
+		if first {
+			session, turn, first = s, t, false
+		}
+		return s == session && t == turn
+	}
+	for i := range frames {
+		f := &frames[i]
+		if !sameTurn(f.SessionID, f.TurnID) {
+			return nil, fmt.Errorf("%w: records of more than one turn", ErrInconsistent)
+		}
+		g := group(key{f.Step, f.Attempt})
+		g.frames = append(g.frames, f)
+	}
 	for i := range chunks {
 		c := &chunks[i]
-		if c.SessionID != chunks[0].SessionID || c.TurnID != chunks[0].TurnID {
-			return nil, fmt.Errorf("%w: chunks of more than one turn", ErrInconsistent)
+		if !sameTurn(c.SessionID, c.TurnID) {
+			return nil, fmt.Errorf("%w: records of more than one turn", ErrInconsistent)
 		}
-		k := key{c.Step, c.Attempt}
-		groups[k] = append(groups[k], c)
+		g := group(key{c.Step, c.Attempt})
+		g.chunks = append(g.chunks, c)
 	}
 	keys := make([]key, 0, len(groups))
 	for k := range groups {
@@ -82,42 +122,79 @@ func Derive(chunks []wire.Chunk, overrides ...Override) (*Script, error) {
 	}
 	for _, o := range overrides {
 		if _, unused := over[key{o.Step, o.Attempt}]; unused {
-			return nil, fmt.Errorf("%w: step %d attempt %d: no such attempt in the log", ErrOverride, o.Step, o.Attempt)
+			return nil, fmt.Errorf("%w: step %d attempt %d: no such attempt in the record", ErrOverride, o.Step, o.Attempt)
 		}
 	}
 	return s, nil
 }
 
-// derive builds the call of one attempt's chunks. Without an end marker the
-// outcome is left zero for an Override to fill.
-func derive(k key, group []*wire.Chunk) (Call, error) {
-	slices.SortStableFunc(group, func(a, b *wire.Chunk) int { return cmp.Compare(a.Seq, b.Seq) })
-	first := group[0]
-	c := Call{Step: k.step, Attempt: k.attempt, Target: provider.Target{Provider: first.Provider, Model: first.Model}}
-	for i, ch := range group {
+// derive builds the call of one attempt's record. Without an end marker
+// the outcome is left zero for an Override to fill.
+func derive(k key, g *attemptLog) (Call, error) {
+	bad := func(format string, args ...any) (Call, error) {
+		return Call{}, fmt.Errorf("%w: step %d attempt %d: %s", ErrInconsistent, k.step, k.attempt, fmt.Sprintf(format, args...))
+	}
+	frames := slices.Clone(g.frames)
+	slices.SortStableFunc(frames, func(a, b *wire.RawFrame) int { return cmp.Compare(a.Seq, b.Seq) })
+	c := Call{Step: k.step, Attempt: k.attempt}
+	for i, f := range frames {
+		target := provider.Target{Provider: f.Provider, Model: f.Model}
 		switch {
-		case i > 0 && ch.Seq == group[i-1].Seq:
-			return Call{}, fmt.Errorf("%w: step %d attempt %d: seq %d recorded twice", ErrInconsistent, k.step, k.attempt, ch.Seq)
-		case ch.Seq < 1:
-			return Call{}, fmt.Errorf("%w: step %d attempt %d: seq %d out of range", ErrInconsistent, k.step, k.attempt, ch.Seq)
-		case ch.Seq != i+1:
-			return Call{}, fmt.Errorf("%w: step %d attempt %d: seq %d missing", ErrInconsistent, k.step, k.attempt, i+1)
-		case ch.Provider != c.Target.Provider || ch.Model != c.Target.Model:
-			return Call{}, fmt.Errorf("%w: step %d attempt %d: chunks of more than one target", ErrInconsistent, k.step, k.attempt)
+		case i > 0 && f.Seq == frames[i-1].Seq:
+			return bad("seq %d recorded twice", f.Seq)
+		case f.Seq < 1:
+			return bad("seq %d out of range", f.Seq)
+		case f.Seq != i+1:
+			return bad("seq %d missing", i+1)
+		case i > 0 && target != c.Target:
+			return bad("frames of more than one target")
 		}
-		if ch.Marker == "" {
-			c.Frames = append(c.Frames, provider.Frame{Raw: bytes.Clone(ch.Raw), Event: ch.Event, Delta: ch.Delta})
+		c.Target = target
+		c.Frames = append(c.Frames, provider.Frame{Raw: bytes.Clone(f.Bytes), Event: f.Event})
+	}
+
+	var end *wire.Chunk
+	seen := make(map[int]bool, len(g.chunks))
+	for _, ch := range g.chunks {
+		target := provider.Target{Provider: ch.Provider, Model: ch.Model}
+		if ch.Marker != "" {
+			if end != nil {
+				return bad("end marker recorded twice")
+			}
+			end = ch
 			continue
 		}
-		if i != len(group)-1 {
-			return Call{}, fmt.Errorf("%w: step %d attempt %d: chunks after the end marker", ErrInconsistent, k.step, k.attempt)
+		switch {
+		case ch.Seq < 1 || ch.Seq > len(frames):
+			return bad("the chunk at seq %d has no raw frame", ch.Seq)
+		case seen[ch.Seq]:
+			return bad("the chunk at seq %d recorded twice", ch.Seq)
+		case target != c.Target:
+			return bad("chunks of more than one target")
+		case ch.Event != frames[ch.Seq-1].Event:
+			return bad("the chunk at seq %d names another event than its raw frame", ch.Seq)
 		}
-		o, err := outcomeOf(ch)
-		if err != nil {
-			return Call{}, fmt.Errorf("%w: step %d attempt %d: %v", ErrInconsistent, k.step, k.attempt, err)
-		}
-		c.Marker, c.Outcome = ch.Marker, o
+		seen[ch.Seq] = true
+		c.Frames[ch.Seq-1].Delta = ch.Delta
 	}
+	if end == nil {
+		return c, nil // frames without an end marker: an Override's to end
+	}
+	switch target := (provider.Target{Provider: end.Provider, Model: end.Model}); {
+	case end.Seq <= len(frames):
+		return bad("frames after the end marker")
+	case end.Seq != len(frames)+1:
+		return bad("seq %d missing", len(frames)+1)
+	case len(frames) > 0 && target != c.Target:
+		return bad("an end marker of another target than its frames")
+	default:
+		c.Target = target
+	}
+	o, err := outcomeOf(end)
+	if err != nil {
+		return bad("%v", err)
+	}
+	c.Marker, c.Outcome = end.Marker, o
 	return c, nil
 }
 

@@ -34,7 +34,7 @@ func TestDerive(t *testing.T) {
 	)
 	tests := []struct {
 		name      string
-		chunks    []wire.Chunk
+		rec       recording
 		overrides []scripted.Override
 		want      []string
 		wantErr   error
@@ -42,18 +42,17 @@ func TestDerive(t *testing.T) {
 		naming string
 	}{
 		{
-			name:   "empty log",
-			chunks: nil,
-			want:   nil,
+			name: "empty record",
+			want: nil,
 		},
 		{
-			name:   "single completed attempt",
-			chunks: attempt(1, 1, targetA, ok, "", "a", "b", "[DONE]"),
-			want:   []string{"1/1 primary/m-a [a b [DONE]] complete completed"},
+			name: "single completed attempt",
+			rec:  attempt(1, 1, targetA, ok, "", "a", "b", "[DONE]"),
+			want: []string{"1/1 primary/m-a [a b [DONE]] complete completed"},
 		},
 		{
 			name: "retry then success in one step",
-			chunks: concat(
+			rec: concat(
 				attempt(1, 1, targetA, retr, provider.ClassServer),
 				attempt(1, 2, targetA, ok, "", "x", "[DONE]"),
 			),
@@ -64,7 +63,7 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "partial frames of a failed attempt stay in its call",
-			chunks: concat(
+			rec: concat(
 				attempt(1, 1, targetA, retr, provider.ClassTransport, "p1", "p2"),
 				attempt(1, 2, targetA, ok, "", "x", "[DONE]"),
 			),
@@ -75,7 +74,7 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "fallback across targets",
-			chunks: concat(
+			rec: concat(
 				attempt(1, 1, targetA, retr, provider.ClassServer),
 				attempt(1, 2, targetA, retr, provider.ClassRateLimit),
 				attempt(1, 3, targetA, fail, provider.ClassServer),
@@ -90,7 +89,7 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "multiple steps, attempts counted per step",
-			chunks: concat(
+			rec: concat(
 				attempt(1, 1, targetA, ok, "", "t", "[DONE]"),
 				attempt(2, 1, targetA, retr, provider.ClassEmpty, "[DONE]"),
 				attempt(2, 2, targetA, ok, "", "u", "[DONE]"),
@@ -105,7 +104,7 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "arrival order does not matter",
-			chunks: reversed(concat(
+			rec: reversed(concat(
 				attempt(1, 1, targetA, retr, provider.ClassServer, "p"),
 				attempt(1, 2, targetA, ok, "", "x", "[DONE]"),
 				attempt(2, 1, targetA, ok, "", "z", "[DONE]"),
@@ -118,7 +117,7 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "missing marker without override",
-			chunks: concat(
+			rec: concat(
 				attempt(1, 1, targetA, ok, "", "t", "[DONE]"),
 				attempt(2, 1, targetA, "", "", "half"),
 			),
@@ -127,7 +126,7 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "missing marker of a retry",
-			chunks: concat(
+			rec: concat(
 				attempt(3, 1, targetA, retr, provider.ClassServer),
 				attempt(3, 2, targetA, "", "", "half", "more"),
 			),
@@ -136,7 +135,7 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name: "thrown stream supplied by an override",
-			chunks: concat(
+			rec: concat(
 				attempt(1, 1, targetA, "", "", "half"),
 				attempt(1, 2, targetA, ok, "", "x", "[DONE]"),
 			),
@@ -148,45 +147,45 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name:      "hang supplied by an override",
-			chunks:    attempt(1, 1, targetB, "", "", "half"),
+			rec:       attempt(1, 1, targetB, "", "", "half"),
 			overrides: []scripted.Override{{Step: 1, Attempt: 1, Outcome: scripted.Hang()}},
 			want:      []string{"1/1 backup/m-b [half] hang "},
 		},
 		{
 			name:      "completion supplied by an override (crash after the terminal frame)",
-			chunks:    attempt(1, 1, targetA, "", "", "x", "[DONE]"),
+			rec:       attempt(1, 1, targetA, "", "", "x", "[DONE]"),
 			overrides: []scripted.Override{{Step: 1, Attempt: 1, Outcome: scripted.Complete()}},
 			want:      []string{"1/1 primary/m-a [x [DONE]] complete "},
 		},
 		{
 			name:      "override contradicting a recorded marker",
-			chunks:    attempt(1, 1, targetA, ok, "", "x", "[DONE]"),
+			rec:       attempt(1, 1, targetA, ok, "", "x", "[DONE]"),
 			overrides: []scripted.Override{{Step: 1, Attempt: 1, Outcome: scripted.Hang()}},
 			wantErr:   scripted.ErrOverride,
 			naming:    "step 1 attempt 1",
 		},
 		{
 			name:      "override of no attempt",
-			chunks:    attempt(1, 1, targetA, ok, "", "x", "[DONE]"),
+			rec:       attempt(1, 1, targetA, ok, "", "x", "[DONE]"),
 			overrides: []scripted.Override{{Step: 1, Attempt: 2, Outcome: scripted.Hang()}},
 			wantErr:   scripted.ErrOverride,
 			naming:    "step 1 attempt 2",
 		},
 		{
 			name:      "override without outcome",
-			chunks:    attempt(1, 1, targetA, "", "", "x"),
+			rec:       attempt(1, 1, targetA, "", "", "x"),
 			overrides: []scripted.Override{{Step: 1, Attempt: 1}},
 			wantErr:   scripted.ErrOverride,
 		},
 		{
 			name:      "override failing without class",
-			chunks:    attempt(1, 1, targetA, "", "", "x"),
+			rec:       attempt(1, 1, targetA, "", "", "x"),
 			overrides: []scripted.Override{{Step: 1, Attempt: 1, Outcome: scripted.Outcome{Kind: scripted.KindFail}}},
 			wantErr:   scripted.ErrOverride,
 		},
 		{
-			name:   "override given twice",
-			chunks: attempt(1, 1, targetA, "", "", "x"),
+			name: "override given twice",
+			rec:  attempt(1, 1, targetA, "", "", "x"),
 			overrides: []scripted.Override{
 				{Step: 1, Attempt: 1, Outcome: scripted.Hang()},
 				{Step: 1, Attempt: 1, Outcome: scripted.Hang()},
@@ -195,36 +194,71 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name:    "sequence gap",
-			chunks:  without(attempt(1, 1, targetA, ok, "", "a", "b", "[DONE]"), 1),
+			rec:     withoutFrame(attempt(1, 1, targetA, ok, "", "a", "b", "[DONE]"), 1),
 			wantErr: scripted.ErrInconsistent,
 			naming:  "step 1 attempt 1: seq 2 missing",
 		},
 		{
-			name:    "first chunk missing",
-			chunks:  without(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 0),
+			name:    "first frame missing",
+			rec:     withoutFrame(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 0),
 			wantErr: scripted.ErrInconsistent,
 			naming:  "seq 1 missing",
 		},
 		{
 			name:    "duplicate sequence",
-			chunks:  dup(attempt(1, 1, targetA, ok, "", "a", "b", "[DONE]"), 1),
+			rec:     dupFrame(attempt(1, 1, targetA, ok, "", "a", "b", "[DONE]"), 1),
 			wantErr: scripted.ErrInconsistent,
 			naming:  "seq 2 recorded twice",
 		},
 		{
 			name:    "duplicate marker",
-			chunks:  dup(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 2),
+			rec:     dupChunk(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 2),
 			wantErr: scripted.ErrInconsistent,
-			naming:  "step 1 attempt 1",
+			naming:  "step 1 attempt 1: end marker recorded twice",
+		},
+		{
+			name:    "duplicate chunk of a frame",
+			rec:     dupChunk(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 0),
+			wantErr: scripted.ErrInconsistent,
+			naming:  "step 1 attempt 1: the chunk at seq 1 recorded twice",
 		},
 		{
 			name:    "sequence out of range",
-			chunks:  withSeq(attempt(1, 1, targetA, ok, "", "a"), 0, 0),
+			rec:     withFrameSeq(attempt(1, 1, targetA, ok, "", "a"), 0, 0),
 			wantErr: scripted.ErrInconsistent,
 		},
 		{
+			name:    "the last frame lost under its chunk",
+			rec:     withoutFrame(attempt(1, 1, targetA, ok, "", "a", "b", "[DONE]"), 2),
+			wantErr: scripted.ErrInconsistent,
+			naming:  "step 1 attempt 1: the chunk at seq 3 has no raw frame",
+		},
+		{
+			name:    "chunks without raw frames (recorded before TURN_RAW)",
+			rec:     recording{chunks: attempt(1, 1, targetA, ok, "", "a", "[DONE]").chunks},
+			wantErr: scripted.ErrInconsistent,
+			naming:  "step 1 attempt 1: the chunk at seq 1 has no raw frame",
+		},
+		{
+			name: "frames without their chunks keep their bytes",
+			rec:  markersOnly(attempt(1, 1, targetA, ok, "", "a", "[DONE]")),
+			want: []string{"1/1 primary/m-a [a [DONE]] complete completed"},
+		},
+		{
+			name:    "end marker skips a sequence number",
+			rec:     withChunkSeq(attempt(1, 1, targetA, ok, "", "a"), 1, 3),
+			wantErr: scripted.ErrInconsistent,
+			naming:  "step 1 attempt 1: seq 2 missing",
+		},
+		{
+			name:    "end marker alone not first",
+			rec:     withChunkSeq(attempt(1, 1, targetA, retr, provider.ClassServer), 0, 2),
+			wantErr: scripted.ErrInconsistent,
+			naming:  "step 1 attempt 1: seq 1 missing",
+		},
+		{
 			name: "attempt missing in a step",
-			chunks: concat(
+			rec: concat(
 				attempt(1, 1, targetA, retr, provider.ClassServer),
 				attempt(1, 3, targetA, ok, "", "x", "[DONE]"),
 			),
@@ -233,49 +267,78 @@ func TestDerive(t *testing.T) {
 		},
 		{
 			name:    "first attempt missing",
-			chunks:  attempt(2, 2, targetA, ok, "", "x", "[DONE]"),
+			rec:     attempt(2, 2, targetA, ok, "", "x", "[DONE]"),
 			wantErr: scripted.ErrInconsistent,
 			naming:  "step 2: attempt 1 missing",
 		},
 		{
 			name:    "frames after the end marker",
-			chunks:  withMarkerAt(attempt(1, 1, targetA, "", "", "a", "b"), 0, wire.MarkerCompleted),
+			rec:     withMarker(attempt(1, 1, targetA, "", "", "a", "b"), 1, wire.MarkerCompleted),
 			wantErr: scripted.ErrInconsistent,
 			naming:  "after the end marker",
 		},
 		{
 			name:    "unknown marker",
-			chunks:  attempt(1, 1, targetA, "aborted", provider.ClassServer),
+			rec:     attempt(1, 1, targetA, "aborted", provider.ClassServer),
 			wantErr: scripted.ErrInconsistent,
 		},
 		{
 			name:    "retrying marker without class",
-			chunks:  attempt(1, 1, targetA, retr, ""),
+			rec:     attempt(1, 1, targetA, retr, ""),
 			wantErr: scripted.ErrInconsistent,
 		},
 		{
 			name:    "completed marker with a class",
-			chunks:  attempt(1, 1, targetA, ok, provider.ClassServer, "[DONE]"),
+			rec:     attempt(1, 1, targetA, ok, provider.ClassServer, "[DONE]"),
 			wantErr: scripted.ErrInconsistent,
 		},
 		{
 			name:    "two targets in one attempt",
-			chunks:  withTarget(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 2, targetB),
+			rec:     withFrameTarget(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 1, targetB),
 			wantErr: scripted.ErrInconsistent,
+			naming:  "more than one target",
 		},
 		{
-			name: "chunks of two turns",
-			chunks: concat(
+			name:    "a chunk of another target than its frame",
+			rec:     withChunkTarget(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 0, targetB),
+			wantErr: scripted.ErrInconsistent,
+			naming:  "more than one target",
+		},
+		{
+			name:    "an end marker of another target than the frames",
+			rec:     withChunkTarget(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 2, targetB),
+			wantErr: scripted.ErrInconsistent,
+			naming:  "another target",
+		},
+		{
+			name:    "a chunk naming another event than its frame",
+			rec:     withChunkEvent(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), 1, "message"),
+			wantErr: scripted.ErrInconsistent,
+			naming:  "the chunk at seq 2 names another event",
+		},
+		{
+			name: "records of two turns",
+			rec: concat(
 				attempt(1, 1, targetA, ok, "", "a", "[DONE]"),
 				withTurn(attempt(2, 1, targetA, ok, "", "b", "[DONE]"), "t2"),
 			),
 			wantErr: scripted.ErrInconsistent,
 		},
+		{
+			name:    "raw frames of another turn than the chunks",
+			rec:     withFrameTurn(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), "t2"),
+			wantErr: scripted.ErrInconsistent,
+		},
+		{
+			name:    "a record without a turn among the turn's",
+			rec:     concat(attempt(1, 1, targetA, ok, "", "a", "[DONE]"), withTurn(attempt(2, 1, targetA, ok, "", "b"), "")),
+			wantErr: scripted.ErrInconsistent,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := slices.Clone(tt.chunks)
-			s, err := scripted.Derive(tt.chunks, tt.overrides...)
+			in := tt.rec.clone()
+			s, err := scripted.Derive(tt.rec.frames, tt.rec.chunks, tt.overrides...)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Derive() error = %v; want %v", err, tt.wantErr)
@@ -291,23 +354,28 @@ func TestDerive(t *testing.T) {
 			if got := summary(s); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Derive() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
-			if !reflect.DeepEqual(tt.chunks, in) {
+			if !reflect.DeepEqual(tt.rec, in) {
 				t.Errorf("Derive() modified its input")
 			}
 		})
 	}
 }
 
+// TestDeriveKeepsRecordedDeltas: a frame's bytes and event come from its
+// raw frame, its delta from its chunk; the bytes are copied.
 func TestDeriveKeepsRecordedDeltas(t *testing.T) {
-	chunks := attempt(1, 1, targetA, wire.MarkerCompleted, "", "a", "[DONE]")
-	chunks[0].Event = "message"
-	chunks[0].Delta = &wire.Delta{Text: "hi"}
-	s := derive(t, chunks)
+	rec := attempt(1, 1, targetA, wire.MarkerCompleted, "", "a", "[DONE]")
+	rec.setEvent(0, "message")
+	rec.chunks[0].Delta = &wire.Delta{Text: "hi"}
+	s := derive(t, rec)
 	f := s.Calls[0].Frames[0]
-	if f.Event != "message" || f.Delta == nil || f.Delta.Text != "hi" {
-		t.Errorf("Derive() frame = %+v; want event message, delta text hi", f)
+	if f.Event != "message" || f.Delta == nil || f.Delta.Text != "hi" || string(f.Raw) != "a" {
+		t.Errorf("Derive() frame = %+v; want raw a, event message, delta text hi", f)
 	}
-	chunks[0].Raw[0] = 'X'
+	if f := s.Calls[0].Frames[1]; f.Delta != nil || string(f.Raw) != "[DONE]" {
+		t.Errorf("Derive() frame = %+v; want raw [DONE] and no delta (its chunk had none)", f)
+	}
+	rec.frames[0].Bytes[0] = 'X'
 	if got := string(s.Calls[0].Frames[0].Raw); got != "a" {
 		t.Errorf("Derive() frame raw = %q after the input changed; want %q (a copy)", got, "a")
 	}
@@ -337,42 +405,89 @@ func TestScriptStepsAndChain(t *testing.T) {
 	}
 }
 
-func reversed(cs []wire.Chunk) []wire.Chunk {
-	out := slices.Clone(cs)
-	slices.Reverse(out)
+func reversed(r recording) recording {
+	out := r.clone()
+	slices.Reverse(out.frames)
+	slices.Reverse(out.chunks)
 	return out
 }
 
-func without(cs []wire.Chunk, i int) []wire.Chunk {
-	return slices.Delete(slices.Clone(cs), i, i+1)
-}
-
-func dup(cs []wire.Chunk, i int) []wire.Chunk {
-	return slices.Insert(slices.Clone(cs), i, cs[i])
-}
-
-func withSeq(cs []wire.Chunk, i, seq int) []wire.Chunk {
-	out := slices.Clone(cs)
-	out[i].Seq = seq
+func withoutFrame(r recording, i int) recording {
+	out := r.clone()
+	out.frames = slices.Delete(out.frames, i, i+1)
 	return out
 }
 
-func withMarkerAt(cs []wire.Chunk, i int, marker string) []wire.Chunk {
-	out := slices.Clone(cs)
-	out[i].Marker = marker
+func dupFrame(r recording, i int) recording {
+	out := r.clone()
+	out.frames = slices.Insert(out.frames, i, out.frames[i])
 	return out
 }
 
-func withTarget(cs []wire.Chunk, i int, target provider.Target) []wire.Chunk {
-	out := slices.Clone(cs)
-	out[i].Provider, out[i].Model = target.Provider, target.Model
+func dupChunk(r recording, i int) recording {
+	out := r.clone()
+	out.chunks = slices.Insert(out.chunks, i, out.chunks[i])
 	return out
 }
 
-func withTurn(cs []wire.Chunk, turn string) []wire.Chunk {
-	out := slices.Clone(cs)
-	for i := range out {
-		out[i].TurnID = turn
+// markersOnly drops the chunks of frames, keeping the end markers.
+func markersOnly(r recording) recording {
+	out := r.clone()
+	out.chunks = slices.DeleteFunc(out.chunks, func(c wire.Chunk) bool { return c.Marker == "" })
+	return out
+}
+
+func withFrameSeq(r recording, i, seq int) recording {
+	out := r.clone()
+	out.frames[i].Seq = seq
+	return out
+}
+
+func withChunkSeq(r recording, i, seq int) recording {
+	out := r.clone()
+	out.chunks[i].Seq = seq
+	return out
+}
+
+// withMarker adds an end marker chunk at seq.
+func withMarker(r recording, seq int, marker string) recording {
+	out := r.clone()
+	f := out.frames[0]
+	out.chunks = append(out.chunks, wire.Chunk{SessionID: f.SessionID, TurnID: f.TurnID, Step: f.Step, Attempt: f.Attempt, Seq: seq,
+		Provider: f.Provider, Model: f.Model, Marker: marker})
+	return out
+}
+
+func withFrameTarget(r recording, i int, target provider.Target) recording {
+	out := r.clone()
+	out.frames[i].Provider, out.frames[i].Model = target.Provider, target.Model
+	return out
+}
+
+func withChunkTarget(r recording, i int, target provider.Target) recording {
+	out := r.clone()
+	out.chunks[i].Provider, out.chunks[i].Model = target.Provider, target.Model
+	return out
+}
+
+func withChunkEvent(r recording, i int, event string) recording {
+	out := r.clone()
+	out.chunks[i].Event = event
+	return out
+}
+
+func withTurn(r recording, turn string) recording {
+	out := withFrameTurn(r, turn)
+	for i := range out.chunks {
+		out.chunks[i].TurnID = turn
+	}
+	return out
+}
+
+func withFrameTurn(r recording, turn string) recording {
+	out := r.clone()
+	for i := range out.frames {
+		out.frames[i].TurnID = turn
 	}
 	return out
 }

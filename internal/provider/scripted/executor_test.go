@@ -18,7 +18,7 @@ import (
 
 // run is one execution of a turn's steps, as the turn loop would make it.
 type run struct {
-	log     []wire.Chunk
+	log     recording
 	results []*provider.Result
 	errs    []error
 	traces  [][]string
@@ -31,7 +31,7 @@ func execute(t *testing.T, reg *provider.Registry, chain []provider.Target, requ
 	r := &run{clock: &fakeClock{}}
 	ex := &provider.Executor{Registry: reg, Clock: r.clock}
 	for i, req := range requests {
-		rec := &recorder{step: i + 1, chunks: &r.log}
+		rec := &recorder{step: i + 1, log: &r.log}
 		res, err := ex.Execute(t.Context(), chain, req, rec)
 		r.results = append(r.results, res)
 		r.errs = append(r.errs, err)
@@ -63,7 +63,7 @@ func trace(evs []provider.Event) []string {
 }
 
 // attempts renders what the executor recorded of each attempt that the
-// chunk log can carry: number, target and failure class.
+// record can carry: number, target and failure class.
 func attempts(res *provider.Result) []string {
 	var out []string
 	for _, a := range res.Attempts {
@@ -116,10 +116,13 @@ func original(t *testing.T, primary, backup []*mockllm.Response) (*run, []*provi
 	}
 	requests = append(requests, next)
 	step2 := execute(t, reg, []provider.Target{targetA, targetB}, requests[1:])
-	for i := range step2.log {
-		step2.log[i].Step = 2
+	for i := range step2.log.frames {
+		step2.log.frames[i].Step = 2
 	}
-	r.log = append(r.log, step2.log...)
+	for i := range step2.log.chunks {
+		step2.log.chunks[i].Step = 2
+	}
+	r.log = concat(r.log, step2.log)
 	r.results = append(r.results, step2.results...)
 	r.errs = append(r.errs, step2.errs...)
 	r.traces = append(r.traces, step2.traces...)
@@ -177,17 +180,20 @@ func compare(t *testing.T, orig, got *run) {
 		}
 	}
 	if !reflect.DeepEqual(got.log, orig.log) {
-		t.Errorf("re-run chunk log differs from the original:\n%s\nwant\n%s", renderLog(got.log), renderLog(orig.log))
+		t.Errorf("re-run record differs from the original:\n%s\nwant\n%s", renderLog(got.log), renderLog(orig.log))
 	}
 	if got.clock.sleeps != orig.clock.sleeps {
 		t.Errorf("re-run waited %d times; want %d", got.clock.sleeps, orig.clock.sleeps)
 	}
 }
 
-func renderLog(log []wire.Chunk) string {
+func renderLog(log recording) string {
 	var b strings.Builder
-	for i := range log {
-		b.Write(log[i].AppendJSON(nil))
+	for _, f := range log.frames {
+		fmt.Fprintf(&b, "raw %d/%d/%d %s/%s %q %q\n", f.Step, f.Attempt, f.Seq, f.Provider, f.Model, f.Event, f.Bytes)
+	}
+	for i := range log.chunks {
+		b.Write(log.chunks[i].AppendJSON(nil))
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -249,10 +255,11 @@ func TestRerunThrownStream(t *testing.T) {
 	primary, backup := defaultRecording()
 	orig, requests := original(t, primary, backup)
 	// Drop the end marker of step 1 attempt 2 (the disconnect).
-	crashed := slices.DeleteFunc(slices.Clone(orig.log), func(c wire.Chunk) bool {
+	crashed := orig.log.clone()
+	crashed.chunks = slices.DeleteFunc(crashed.chunks, func(c wire.Chunk) bool {
 		return c.Step == 1 && c.Attempt == 2 && c.Marker != ""
 	})
-	if _, err := scripted.Derive(crashed); !errors.Is(err, scripted.ErrNoMarker) || !strings.Contains(err.Error(), "step 1 attempt 2") {
+	if _, err := scripted.Derive(crashed.frames, crashed.chunks); !errors.Is(err, scripted.ErrNoMarker) || !strings.Contains(err.Error(), "step 1 attempt 2") {
 		t.Fatalf("Derive() error = %v; want ErrNoMarker naming step 1 attempt 2", err)
 	}
 	s := derive(t, crashed, scripted.Override{Step: 1, Attempt: 2, Outcome: scripted.Fail(provider.ClassTransport)})
@@ -275,7 +282,10 @@ func TestRerunDivergenceIsVisible(t *testing.T) {
 	if g, w := attempts(orig.results[0]), []string{"1 primary/m-a RATE_LIMIT", "2 backup/m-b "}; !reflect.DeepEqual(g, w) {
 		t.Fatalf("original step 1 attempts = %q; want %q", g, w)
 	}
-	s := derive(t, slices.DeleteFunc(slices.Clone(orig.log), func(c wire.Chunk) bool { return c.Step != 1 }))
+	step1 := orig.log.clone()
+	step1.frames = slices.DeleteFunc(step1.frames, func(f wire.RawFrame) bool { return f.Step != 1 })
+	step1.chunks = slices.DeleteFunc(step1.chunks, func(c wire.Chunk) bool { return c.Step != 1 })
+	s := derive(t, step1)
 	got, _ := rerun(t, s, requests[:1])
 	want := []string{"1 primary/m-a RATE_LIMIT", "2 primary/m-a INVALID_REQUEST", "3 backup/m-b "}
 	if g := attempts(got.results[0]); !reflect.DeepEqual(g, want) {

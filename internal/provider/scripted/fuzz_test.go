@@ -30,18 +30,20 @@ func FuzzReplay(f *testing.F) {
 	f.Add(`{"error":{"message":"x"}}`, byte(2))
 	f.Add("{\n[DONE]", byte(1))
 	f.Fuzz(func(t *testing.T, frames string, outcome byte) {
-		var chunks []wire.Chunk
+		var rec recording
 		for i, line := range strings.Split(frames, "\n") {
-			c := wire.Chunk{SessionID: session, TurnID: turnID, Step: 1, Attempt: 1, Seq: i + 1,
-				Provider: targetA.Provider, Model: targetA.Model, Raw: []byte(line)}
+			f := wire.RawFrame{SessionID: session, TurnID: turnID, Step: 1, Attempt: 1, Seq: i + 1,
+				Provider: targetA.Provider, Model: targetA.Model, Bytes: []byte(line)}
 			if name, data, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "@") {
-				c.Event, c.Raw = name[1:], []byte(data)
+				f.Event, f.Bytes = name[1:], []byte(data)
 			}
-			chunks = append(chunks, c)
+			rec.frames = append(rec.frames, f)
+			rec.chunks = append(rec.chunks, wire.Chunk{SessionID: session, TurnID: turnID, Step: 1, Attempt: 1, Seq: i + 1,
+				Provider: targetA.Provider, Model: targetA.Model, Event: f.Event})
 		}
 		var overrides []scripted.Override
 		var want provider.Class
-		end := wire.Chunk{SessionID: session, TurnID: turnID, Step: 1, Attempt: 1, Seq: len(chunks) + 1, Provider: targetA.Provider, Model: targetA.Model}
+		end := wire.Chunk{SessionID: session, TurnID: turnID, Step: 1, Attempt: 1, Seq: len(rec.frames) + 1, Provider: targetA.Provider, Model: targetA.Model}
 		switch outcome % 4 {
 		case 0:
 			end.Marker = wire.MarkerCompleted
@@ -54,9 +56,9 @@ func FuzzReplay(f *testing.F) {
 			want = provider.ClassTransport
 		}
 		if end.Marker != "" {
-			chunks = append(chunks, end)
+			rec.chunks = append(rec.chunks, end)
 		}
-		s, err := scripted.Derive(chunks, overrides...)
+		s, err := scripted.Derive(rec.frames, rec.chunks, overrides...)
 		if err != nil {
 			t.Fatalf("Derive() error = %v", err)
 		}
@@ -64,29 +66,33 @@ func FuzzReplay(f *testing.F) {
 	})
 }
 
-// FuzzDerive derives scripts from arbitrary chunk logs: 4 bytes a chunk
-// (step, attempt, seq, kind). Derive never panics; what it accepts has one
-// call per attempt, in order, numbered from 1 in each step, holding every
-// chunk; and every call replays without panic.
+// FuzzDerive derives scripts from arbitrary records: 4 bytes a record
+// (step, attempt, seq, kind: a raw frame, a frame's chunk with a delta, or
+// an end marker). Derive never panics; what it accepts has one call per
+// attempt, in order, numbered from 1 in each step, holding every raw frame
+// and every delta; and every call replays without panic.
 func FuzzDerive(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 0, 0, 0, 2, 2})
 	f.Add([]byte{0, 0, 1, 3, 0, 1, 1, 0, 0, 1, 2, 2, 1, 0, 1, 4})
 	f.Add([]byte{0, 0, 1, 0, 0, 0, 1, 2})
 	f.Add([]byte{0, 1, 1, 2})
+	f.Add([]byte{0, 0, 1, 0, 0, 0, 1, 6, 0, 0, 2, 1, 0, 0, 3, 2})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var chunks []wire.Chunk
-		for i := 0; i+4 <= len(data) && len(chunks) < 64; i += 4 {
+		var rec recording
+		deltas := 0
+		for i := 0; i+4 <= len(data) && len(rec.frames)+len(rec.chunks) < 64; i += 4 {
 			step, att, seq, kind := int(data[i]%3)+1, int(data[i+1]%4)+1, int(data[i+2]%6), data[i+3]
 			target := targetA
 			if kind&0x80 != 0 {
 				target = targetB
 			}
+			fr := wire.RawFrame{SessionID: session, TurnID: turnID, Step: step, Attempt: att, Seq: seq, Provider: target.Provider, Model: target.Model}
 			c := wire.Chunk{SessionID: session, TurnID: turnID, Step: step, Attempt: att, Seq: seq, Provider: target.Provider, Model: target.Model}
-			switch kind % 6 {
+			switch kind % 7 {
 			case 0:
-				c.Raw = []byte(`{"choices":[{"index":0,"delta":{"content":"x"}}]}`)
+				fr.Bytes = []byte(`{"choices":[{"index":0,"delta":{"content":"x"}}]}`)
 			case 1:
-				c.Raw = []byte("[DONE]")
+				fr.Bytes = []byte("[DONE]")
 			case 2:
 				c.Marker = wire.MarkerCompleted
 			case 3:
@@ -95,19 +101,32 @@ func FuzzDerive(f *testing.F) {
 				c.Marker, c.Failure = wire.MarkerFailed, string(provider.ClassRateLimit)
 			case 5:
 				c.Marker = "bogus"
+			case 6:
+				c.Delta = &wire.Delta{Text: "x"}
+				deltas++
 			}
-			chunks = append(chunks, c)
+			if fr.Bytes != nil {
+				rec.frames = append(rec.frames, fr)
+			} else {
+				rec.chunks = append(rec.chunks, c)
+			}
 		}
-		s, err := scripted.Derive(chunks)
+		s, err := scripted.Derive(rec.frames, rec.chunks)
 		if err != nil {
 			if !errors.Is(err, scripted.ErrNoMarker) && !errors.Is(err, scripted.ErrInconsistent) {
 				t.Fatalf("Derive() error = %v; want ErrNoMarker or ErrInconsistent", err)
 			}
 			return
 		}
-		held := 0
+		frames, markers, withDelta := 0, 0, 0
 		for i, c := range s.Calls {
-			held += len(c.Frames) + 1 // every accepted attempt has its marker
+			frames += len(c.Frames)
+			markers++ // every accepted attempt has its marker
+			for _, f := range c.Frames {
+				if f.Delta != nil {
+					withDelta++
+				}
+			}
 			wantAttempt := 1
 			if i > 0 && s.Calls[i-1].Step == c.Step {
 				wantAttempt = s.Calls[i-1].Attempt + 1
@@ -116,8 +135,9 @@ func FuzzDerive(f *testing.F) {
 				t.Fatalf("Derive() call %d = step %d attempt %d marker %q; want ordered, attempt %d, marked", i, c.Step, c.Attempt, c.Marker, wantAttempt)
 			}
 		}
-		if held != len(chunks) {
-			t.Fatalf("Derive() holds %d chunks; want all %d", held, len(chunks))
+		if frames != len(rec.frames) || markers+deltas != len(rec.chunks) || withDelta != deltas {
+			t.Fatalf("Derive() holds %d frames, %d markers, %d deltas; want all %d frames and %d chunks (%d deltas)",
+				frames, markers, withDelta, len(rec.frames), len(rec.chunks), deltas)
 		}
 		for _, c := range s.Calls {
 			one := &scripted.Script{Calls: []scripted.Call{c}}

@@ -1,9 +1,11 @@
 package scripted_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,29 +28,62 @@ var (
 	targetB = provider.Target{Provider: "backup", Model: "m-b"}
 )
 
-// attempt builds the chunks of one recorded attempt: a frame per raw, then
-// the end marker unless marker is "".
-func attempt(step, n int, target provider.Target, marker string, class provider.Class, raws ...string) []wire.Chunk {
-	var out []wire.Chunk
-	for _, r := range raws {
-		out = append(out, wire.Chunk{
-			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: len(out) + 1,
-			Provider: target.Provider, Model: target.Model, Raw: []byte(r),
+// recording is a turn's record as Load returns it and Derive takes it:
+// the raw frames and the chunks.
+type recording struct {
+	frames []wire.RawFrame
+	chunks []wire.Chunk
+}
+
+// attempt builds the record of one attempt as the turn loop writes it: a
+// raw frame and its chunk (without a delta) per raw, then the end marker
+// chunk unless marker is "".
+func attempt(step, n int, target provider.Target, marker string, class provider.Class, raws ...string) recording {
+	var out recording
+	for i, r := range raws {
+		out.frames = append(out.frames, wire.RawFrame{
+			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: i + 1,
+			Provider: target.Provider, Model: target.Model, Bytes: []byte(r),
+		})
+		out.chunks = append(out.chunks, wire.Chunk{
+			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: i + 1,
+			Provider: target.Provider, Model: target.Model,
 		})
 	}
 	if marker != "" {
-		out = append(out, wire.Chunk{
-			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: len(out) + 1,
+		out.chunks = append(out.chunks, wire.Chunk{
+			SessionID: session, TurnID: turnID, Step: step, Attempt: n, Seq: len(raws) + 1,
 			Provider: target.Provider, Model: target.Model, Marker: marker, Failure: string(class),
 		})
 	}
 	return out
 }
 
-func concat(parts ...[]wire.Chunk) []wire.Chunk {
-	var out []wire.Chunk
+func concat(parts ...recording) recording {
+	var out recording
 	for _, p := range parts {
-		out = append(out, p...)
+		out.frames = append(out.frames, p.frames...)
+		out.chunks = append(out.chunks, p.chunks...)
+	}
+	return out
+}
+
+// setEvent names the SSE event of the i-th raw frame and of its chunk.
+func (r recording) setEvent(i int, event string) {
+	f := &r.frames[i]
+	f.Event = event
+	for j := range r.chunks {
+		if c := &r.chunks[j]; c.Marker == "" && c.Step == f.Step && c.Attempt == f.Attempt && c.Seq == f.Seq {
+			c.Event = event
+		}
+	}
+}
+
+// clone copies r's slices, so a change to the copy leaves r as it was.
+func (r recording) clone() recording {
+	out := recording{frames: slices.Clone(r.frames), chunks: slices.Clone(r.chunks)}
+	for i := range out.frames {
+		out.frames[i].Bytes = bytes.Clone(out.frames[i].Bytes)
 	}
 	return out
 }
@@ -115,9 +150,9 @@ func newScripted(t *testing.T, s *scripted.Script, opts ...scripted.Option) *scr
 	return a
 }
 
-func derive(t *testing.T, chunks []wire.Chunk, overrides ...scripted.Override) *scripted.Script {
+func derive(t *testing.T, r recording, overrides ...scripted.Override) *scripted.Script {
 	t.Helper()
-	s, err := scripted.Derive(chunks, overrides...)
+	s, err := scripted.Derive(r.frames, r.chunks, overrides...)
 	if err != nil {
 		t.Fatalf("Derive() error = %v", err)
 	}
@@ -156,22 +191,26 @@ func mockAdapter(t *testing.T, rs ...*mockllm.Response) *openaichat.Adapter {
 	return a
 }
 
-// recorder is a provider.Observer that writes the chunk log of one step
-// the way the turn loop does (internal/turn stepObserver): a chunk per
-// frame, and an end marker per attempt.
+// recorder is a provider.Observer that writes the record of one step the
+// way the turn loop does (internal/turn stepObserver): a raw frame and a
+// chunk per frame, and an end marker chunk per attempt.
 type recorder struct {
 	step    int
 	attempt int
 	seq     int
-	chunks  *[]wire.Chunk
+	log     *recording
 	events  []provider.Event
 }
 
 func (r *recorder) Frame(n int, target provider.Target, f provider.Frame) error {
 	r.next(n)
-	*r.chunks = append(*r.chunks, wire.Chunk{
+	r.log.frames = append(r.log.frames, wire.RawFrame{
 		SessionID: session, TurnID: turnID, Step: r.step, Attempt: n, Seq: r.seq,
-		Provider: target.Provider, Model: target.Model, Event: f.Event, Raw: append([]byte(nil), f.Raw...), Delta: f.Delta,
+		Provider: target.Provider, Model: target.Model, Event: f.Event, Bytes: bytes.Clone(f.Raw),
+	})
+	r.log.chunks = append(r.log.chunks, wire.Chunk{
+		SessionID: session, TurnID: turnID, Step: r.step, Attempt: n, Seq: r.seq,
+		Provider: target.Provider, Model: target.Model, Event: f.Event, Delta: f.Delta,
 	})
 	return nil
 }
@@ -189,7 +228,7 @@ func (r *recorder) Event(ev provider.Event) {
 	if ev.Failure != nil {
 		c.Failure = string(ev.Failure.Class)
 	}
-	*r.chunks = append(*r.chunks, c)
+	r.log.chunks = append(r.log.chunks, c)
 }
 
 func (r *recorder) next(n int) {

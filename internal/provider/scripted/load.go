@@ -15,62 +15,92 @@ import (
 // soon after it stops, should deleting it fail.
 const readerInactiveThreshold = 10 * time.Second
 
-// Load reads the chunk log of one turn from TURN_CHUNKS, in stream order,
-// up to the last chunk stored when it starts: the input of Derive. Every
-// record is decoded by its Content-Type header; one that does not decode
-// fails the load, since a script with a hole would replay another turn. A
-// turn with no chunks is ErrNoChunks. The ordered consumer it reads with is
-// deleted before it returns.
-func Load(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects, session, turn string) ([]wire.Chunk, error) {
+// Load reads the record of one turn, the input of Derive: its raw frames
+// from TURN_RAW and its chunks from TURN_CHUNKS, each in stream order, up
+// to the last record the stream held when Load read it. Raw frames are
+// read by their headers (wire.Subjects.ParseRawFrame), chunks decoded by
+// their Content-Type header; a record that does not read fails the load,
+// since a script with a hole would replay another turn. A turn with
+// neither raw frames nor chunks is ErrNoChunks. The ordered consumers it
+// reads with are deleted before it returns.
+func Load(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects, session, turn string) ([]wire.RawFrame, []wire.Chunk, error) {
 	if !wire.ValidToken(session) || !wire.ValidToken(turn) {
-		return nil, errors.New("scripted: session and turn must be subject tokens")
+		return nil, nil, errors.New("scripted: session and turn must be subject tokens")
 	}
-	subject := subjects.Chunk(session, turn)
-	stream, err := js.Stream(ctx, wire.StreamChunks)
+	var frames []wire.RawFrame
+	err := read(ctx, js, wire.StreamRaw, subjects.Raw(session, turn), "raw frame", func(m jetstream.Msg) error {
+		f, err := subjects.ParseRawFrame(m.Subject(), m.Headers(), m.Data())
+		if err == nil {
+			frames = append(frames, f)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("scripted: stream %s: %w", wire.StreamChunks, err)
+		return nil, nil, err
 	}
-	last, err := stream.GetLastMsgForSubject(ctx, subject)
+	var chunks []wire.Chunk
+	err = read(ctx, js, wire.StreamChunks, subjects.Chunk(session, turn), "chunk", func(m jetstream.Msg) error {
+		var c wire.Chunk
+		err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &c)
+		if err == nil {
+			chunks = append(chunks, c)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(frames) == 0 && len(chunks) == 0 {
+		return nil, nil, fmt.Errorf("%w: session %s turn %s", ErrNoChunks, session, turn)
+	}
+	return frames, chunks, nil
+}
+
+// read calls each with every record of subject in stream, in order, up to
+// the last one stored when it starts (none: no call).
+func read(ctx context.Context, js jetstream.JetStream, stream, subject, what string, each func(jetstream.Msg) error) error {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Errorf("scripted: stream %s: %w", stream, err)
+	}
+	last, err := s.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, fmt.Errorf("%w: session %s turn %s", ErrNoChunks, session, turn)
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("scripted: chunk log tail: %w", err)
+		return fmt.Errorf("scripted: %s log tail: %w", what, err)
 	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{subject},
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
 		InactiveThreshold: readerInactiveThreshold,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("scripted: read chunk log: %w", err)
+		return fmt.Errorf("scripted: read %s log: %w", what, err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return nil, fmt.Errorf("scripted: read chunk log: %w", err)
+		return fmt.Errorf("scripted: read %s log: %w", what, err)
 	}
 	defer drop(ctx, js, cons)
 	defer it.Stop()
-	var out []wire.Chunk
 	for {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return ctx.Err()
 			}
-			return nil, fmt.Errorf("scripted: read chunk log: %w", err)
+			return fmt.Errorf("scripted: read %s log: %w", what, err)
 		}
 		meta, err := m.Metadata()
 		if err != nil {
-			return nil, fmt.Errorf("scripted: read chunk log: %w", err)
+			return fmt.Errorf("scripted: read %s log: %w", what, err)
 		}
-		var c wire.Chunk
-		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &c); err != nil {
-			return nil, fmt.Errorf("scripted: chunk at stream sequence %d: %w", meta.Sequence.Stream, err)
+		if err := each(m); err != nil {
+			return fmt.Errorf("scripted: %s at %s sequence %d: %w", what, stream, meta.Sequence.Stream, err)
 		}
-		out = append(out, c)
 		if meta.Sequence.Stream >= last.Sequence || meta.NumPending == 0 {
-			return out, nil
+			return nil
 		}
 	}
 }

@@ -23,8 +23,9 @@ type Call struct {
 	// Target is the provider and model the attempt went to.
 	Target provider.Target
 	// Frames are the attempt's frames in sequence order, as recorded: Raw
-	// and Event as the provider sent them, Delta the normalized delta the
-	// recording worker computed.
+	// and Event as the provider sent them (its raw frames), Delta the
+	// normalized delta the recording worker computed (the frame's chunk;
+	// nil when the record has none).
 	Frames []provider.Frame
 	// Outcome is how the call ends after its frames.
 	Outcome Outcome

@@ -1,0 +1,116 @@
+package turn_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/turn"
+	"github.com/turnstream/turnstream/pkg/wire"
+)
+
+// frameExec relays its frames through the observer, as a wire adapter's
+// executor does, and keeps what each relay returned; then it answers.
+type frameExec struct {
+	frames []provider.Frame
+	errs   []error
+}
+
+func (x *frameExec) Execute(_ context.Context, chain []provider.Target, _ *provider.Request, obs provider.Observer) (*provider.Result, error) {
+	for _, f := range x.frames {
+		x.errs = append(x.errs, obs.Frame(1, chain[0], f))
+	}
+	return &provider.Result{
+		Response: &assemble.Response{Text: "hi", FinishReason: wire.FinishStop, Terminal: true},
+		Target:   chain[0], API: provider.APIOpenAIChat,
+		Model:    provider.Model{Name: chain[0].Model, ContextTokens: 100_000},
+		Attempts: []provider.Attempt{{Number: 1, Target: chain[0]}},
+	}, nil
+}
+
+// TestFramesSplitIntoChunksAndRawFrames: each frame becomes its chunk on
+// TURN_CHUNKS (the normalized delta only, one per frame even when the
+// delta is empty) and its raw frame on TURN_RAW (the provider's bytes as
+// they arrived), under the same step, attempt and seq. A frame whose bytes
+// the server cannot take fails the attempt as RESPONSE_TOO_LARGE and gets
+// no chunk either.
+func TestFramesSplitIntoChunksAndRawFrames(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	st, err := e.bus.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := []byte(`{"choices":[{"delta":{"content":"hi","reasoning_content":"secret thoughts"}}]}`)
+	exec := &frameExec{frames: []provider.Frame{
+		{Raw: first, Delta: &wire.Delta{Text: "hi"}},
+		{Raw: []byte("[DONE]"), Event: "done"},
+		{Raw: bytes.Repeat([]byte("x"), int(e.nc.MaxPayload()))},
+	}}
+	bv := config.BudgetValues{MaxIterations: 4, MaxToolCalls: 4, MaxRepeatedToolFailures: 2, WallClock: config.Duration(wait)}
+	loop := &turn.Loop{Exec: exec, State: st, Routes: routes{}, ToolTimeout: time.Second, Log: testLog(t), Budgets: config.Budgets{BudgetValues: bv, Ceiling: bv}}
+	req := &wire.TurnRequest{SessionID: "s1", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "go"}}}
+	log, err := e.bus.LoadLog(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.Run(ctx, turn.Input{Request: req, Log: log.Messages, Stored: log.Stored, Delivery: 1, Writer: e.bus.Turn("s1", "t1", wire.JSON, log),
+		OpenResults: func(ctx context.Context, since time.Time) (turn.Results, error) {
+			f, err := e.bus.FollowResults(ctx, "s1", since)
+			if err != nil {
+				return nil, err
+			}
+			return results{f}, nil
+		}})
+
+	if len(exec.errs) != 3 || exec.errs[0] != nil || exec.errs[1] != nil {
+		t.Fatalf("Frame() errors = %v; want nil for the first two frames", exec.errs)
+	}
+	var f *provider.Failure
+	if err := exec.errs[2]; !errors.As(err, &f) || f.Class != provider.ClassResponseTooLarge || f.Reason != provider.LimitFrameBytes || !errors.Is(err, wire.ErrRecordTooLarge) {
+		t.Errorf("Frame(frame of max payload) = %v; want RESPONSE_TOO_LARGE frame_bytes wrapping wire.ErrRecordTooLarge", err)
+	}
+
+	chain, _ := routes{}.Chain("")
+	want := []wire.RawFrame{
+		{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Provider: chain[0].Provider, Model: chain[0].Model, Bytes: first},
+		{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 2, Provider: chain[0].Provider, Model: chain[0].Model, Event: "done", Bytes: []byte("[DONE]")},
+	}
+	var raws []wire.RawFrame
+	for _, m := range stored(t, e.js, wire.StreamRaw, wire.Subjects{}.Raw("s1", "t1")) {
+		rf, err := wire.Subjects{}.ParseRawFrame(m.Subject(), m.Headers(), m.Data())
+		if err != nil {
+			t.Fatalf("ParseRawFrame(stored) = %v", err)
+		}
+		raws = append(raws, rf)
+	}
+	if !reflect.DeepEqual(raws, want) {
+		t.Errorf("raw frames =\n%+v\nwant\n%+v", raws, want)
+	}
+
+	chunks, chunkMsgs := records[wire.Chunk](t, e.js, wire.StreamChunks, wire.Subjects{}.Chunk("s1", "t1"))
+	var frames []wire.Chunk
+	for _, c := range chunks {
+		if c.Marker == "" {
+			frames = append(frames, c)
+		}
+	}
+	wantChunks := []wire.Chunk{
+		{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 1, Provider: chain[0].Provider, Model: chain[0].Model, Delta: &wire.Delta{Text: "hi"}},
+		{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: 2, Provider: chain[0].Provider, Model: chain[0].Model, Event: "done"},
+	}
+	if !reflect.DeepEqual(frames, wantChunks) {
+		t.Errorf("frame chunks =\n%+v\nwant\n%+v", frames, wantChunks)
+	}
+	for _, m := range chunkMsgs {
+		if bytes.Contains(m.Data(), []byte("secret thoughts")) || bytes.Contains(m.Data(), []byte(`"raw`)) {
+			t.Errorf("chunk %s carries the provider's bytes", m.Data())
+		}
+	}
+}
