@@ -2,6 +2,9 @@ module github.com/turnstream/turnstream
 
 go 1.26.0
 
+// npm installs the Node.js examples' dependencies here (npm ci).
+ignore ./examples/nodejs/node_modules
+
 require (
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/nats-io/nats-server/v2 v2.15.2

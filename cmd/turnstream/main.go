@@ -74,7 +74,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run `turnstream <command> -h` for a command's flags. NATS_URL works like --nats-url.")
+	fmt.Fprintln(w, "Run `turnstream <command> -h` for a command's flags. NATS_URL works like --nats-url, NATS_INBOX_PREFIX like --inbox-prefix.")
 }
 
 // flags is a command's flag set with the shared logging flag.
@@ -99,15 +99,4 @@ func (f *flags) logger() (zerolog.Logger, error) {
 	}
 	out := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}
 	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
-}
-
-// natsURL returns the flag's value, else NATS_URL, else the default.
-func natsURL(flagValue string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	if v := os.Getenv("NATS_URL"); v != "" {
-		return v
-	}
-	return "nats://127.0.0.1:4222"
 }

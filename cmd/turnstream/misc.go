@@ -22,8 +22,8 @@ import (
 func getenv(k string) string { return os.Getenv(k) }
 
 func runTools(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("tools", "[--nats-url URL]", "info")
-	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
+	f := newFlags("tools", "[--nats-url URL] [--inbox-prefix P]", "info")
+	conn := f.natsFlags(natsURLUsage)
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
 	if err := f.Parse(args); err != nil {
 		return err
@@ -32,7 +32,7 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect(natsURL(*url), nats.Name("turnstream demo tools"), nats.MaxReconnects(-1))
+	nc, err := conn.connect(conn.URL(), "turnstream demo tools", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}
@@ -46,8 +46,8 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runStreams(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("streams", "[--config F] [--nats-url URL]", "info")
-	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
+	f := newFlags("streams", "[--config F] [--nats-url URL] [--inbox-prefix P]", "info")
+	conn := f.natsFlags(natsURLUsage)
 	cfgPath := f.String("config", "", "worker config (for prefix, replicas, ack wait)")
 	if err := f.Parse(args); err != nil {
 		return err
@@ -65,7 +65,7 @@ func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	} else {
 		cfg.ApplyDefaults()
 	}
-	nc, err := nats.Connect(natsURL(*url), nats.Name("turnstream streams"))
+	nc, err := conn.connect(conn.URL(), "turnstream streams")
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/turnstream/turnstream/internal/console"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/pkg/client"
@@ -19,7 +17,7 @@ import (
 
 func runSubmit(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("submit", "--session S [flags] prompt...", "warn")
-	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
+	conn := f.natsFlags(natsURLUsage)
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
 	session := f.String("session", "", "session id (required)")
 	turnID := f.String("turn", "", "turn id (default: generated)")
@@ -55,7 +53,7 @@ func runSubmit(ctx context.Context, args []string, out io.Writer) error {
 		}
 		req.Tools = append(req.Tools, tools...)
 	}
-	nc, err := nats.Connect(natsURL(*url), nats.Name("turnstream submit"))
+	nc, err := conn.connect(conn.URL(), "turnstream submit")
 	if err != nil {
 		return err
 	}

@@ -8,16 +8,14 @@ import (
 	"io"
 	"os"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/turnstream/turnstream/internal/console"
+	"github.com/turnstream/turnstream/pkg/client"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 func runTap(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("tap", "[--session S] [--all] [--json]", "warn")
-	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else nats://127.0.0.1:4222)")
+	conn := f.natsFlags(natsURLUsage)
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
 	session := f.String("session", "", "only this session (default: every session)")
 	all := f.Bool("all", false, "start from the oldest stored event instead of new ones")
@@ -25,63 +23,47 @@ func runTap(ctx context.Context, args []string, out io.Writer) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	subjects := wire.Subjects{Prefix: *prefix}
-	// Every session's events, and not the workers' lease fence markers
-	// (turn.event.=fence.<session>, one token more).
-	filter := subjects.Event("*")
-	if *session != "" {
-		if !wire.ValidToken(*session) {
-			return fmt.Errorf("tap: %q is not a valid session id", *session)
-		}
-		filter = subjects.Event(*session)
+	if *session != "" && !wire.ValidToken(*session) {
+		return fmt.Errorf("tap: %q is not a valid session id", *session)
 	}
-	nc, err := nats.Connect(natsURL(*url), nats.Name("turnstream tap"))
+	nc, err := conn.connect(conn.URL(), "turnstream tap")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
+	c, err := client.New(nc, client.WithPrefix(*prefix))
 	if err != nil {
 		return err
 	}
-	stream, err := js.Stream(ctx, wire.StreamEvents)
-	if err != nil {
-		return fmt.Errorf("tap: %w (has a worker created the streams?)", err)
-	}
-	policy := jetstream.DeliverNewPolicy
-	if *all {
-		policy = jetstream.DeliverAllPolicy
-	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: policy})
+	// A Tap reads with direct gets and holds no consumer (the follow
+	// contract), so an auditor needs no $JS.API.CONSUMER permission.
+	tap, err := c.Tap(ctx, client.TapOptions{Session: *session, New: !*all})
 	if err != nil {
 		return fmt.Errorf("tap: %w", err)
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("tap: %w", err)
-	}
-	defer it.Stop()
-	fmt.Fprintf(os.Stderr, "tapping %s (Ctrl-C stops)\n", filter)
+	defer tap.Close()
+	fmt.Fprintf(os.Stderr, "tapping %s (Ctrl-C stops)\n", tap.Filter())
 	enc := json.NewEncoder(out)
+	skipped := 0
 	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
+		u, err := tap.Next(ctx)
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				return nil
 			}
 			return fmt.Errorf("tap: %w", err)
 		}
-		var ev wire.SessionEvent
-		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &ev); err != nil {
-			fmt.Fprintf(os.Stderr, "tap: skipping undecodable event on %s: %v\n", m.Subject(), err)
-			continue
+		if n := tap.Skipped(); n > skipped {
+			fmt.Fprintf(os.Stderr, "tap: skipped %d undecodable events\n", n-skipped)
+			skipped = n
 		}
+		ev := u.Event
 		if *asJSON {
-			if err := enc.Encode(&ev); err != nil {
+			if err := enc.Encode(ev); err != nil {
 				return err
 			}
 			continue
 		}
-		fmt.Fprintf(out, "%s %-12s %s\n", ev.Time.Format("15:04:05.000"), ev.SessionID, console.EventLine(&ev))
+		fmt.Fprintf(out, "%s %-12s %s\n", ev.Time.Format("15:04:05.000"), ev.SessionID, console.EventLine(ev))
 	}
 }

@@ -15,7 +15,7 @@ import (
 func runWorker(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("worker", "--config F [--nats-url URL]", "info")
 	cfgPath := f.String("config", "", "worker config file (required)")
-	url := f.String("nats-url", "", "NATS server URL (default $NATS_URL, else config nats.url, else nats://127.0.0.1:4222)")
+	conn := f.natsFlags("NATS server URL (default $NATS_URL, else config nats.url, else " + defaultNATSURL + ")")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -30,11 +30,11 @@ func runWorker(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	server := *url
-	if server == "" && cfg.NATS.URL != "" && getenv("NATS_URL") == "" {
+	server := conn.URL()
+	if *conn.url == "" && cfg.NATS.URL != "" && getenv("NATS_URL") == "" {
 		server = cfg.NATS.URL
 	}
-	nc, err := nats.Connect(natsURL(server), nats.Name("turnstream worker"), nats.MaxReconnects(-1))
+	nc, err := conn.connect(server, "turnstream worker", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	// Cluster joins the server to a cluster. Default none: a standalone
 	// server.
 	Cluster Cluster
+	// Users are the only clients the server accepts, each with its
+	// password and permissions (nil permissions: everything). Default
+	// none: no authentication.
+	Users []*server.User
 }
 
 // Cluster configures the routes of one node of a cluster. All nodes share
@@ -112,6 +116,7 @@ func Start(o Options) (*server.Server, error) {
 		// Chunks of one attempt can be large; keep the default 1 MiB payload
 		// limit explicit so a deployment can compare.
 		MaxPayload: 1 << 20,
+		Users:      o.Users,
 	}
 	if o.SyncAlways {
 		// What the config parser sets for sync_interval: always. The

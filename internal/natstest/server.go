@@ -2,6 +2,7 @@ package natstest
 
 import (
 	"net"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 type Server struct {
 	t        testing.TB
 	storeDir string
+	users    []*server.User
 	srv      *server.Server
 }
 
@@ -37,6 +39,56 @@ func StartOn(t testing.TB, listen string) *Server {
 	return s
 }
 
+// StartWithUsers is Start on a server that accepts only users (see
+// User), such as one whose permissions confine it to its own inbox prefix.
+// Connect and JetStream then need credentials in the URL; use
+// ConnectAs.
+func StartWithUsers(t testing.TB, users ...*server.User) *Server {
+	t.Helper()
+	s := &Server{t: t, storeDir: t.TempDir(), users: users}
+	s.start("127.0.0.1:-1")
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// User is a user of StartWithUsers: it may publish to pub and subscribe
+// to sub (nil: anything).
+func User(name, password string, pub, sub []string) *server.User {
+	u := &server.User{Username: name, Password: password}
+	if pub != nil || sub != nil {
+		u.Permissions = &server.Permissions{}
+		if pub != nil {
+			u.Permissions.Publish = &server.SubjectPermission{Allow: pub}
+		}
+		if sub != nil {
+			u.Permissions.Subscribe = &server.SubjectPermission{Allow: sub}
+		}
+	}
+	return u
+}
+
+// URLAs is the server's client URL with a user's credentials.
+func (s *Server) URLAs(user, password string) string {
+	u, err := url.Parse(s.URL())
+	if err != nil {
+		s.t.Fatalf("natstest: %v", err)
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String()
+}
+
+// ConnectAs opens a connection as user with the extra options, closed when
+// the test ends.
+func (s *Server) ConnectAs(user, password string, opts ...nats.Option) *nats.Conn {
+	s.t.Helper()
+	nc, err := nats.Connect(s.URLAs(user, password), append([]nats.Option{nats.Name(s.t.Name() + " " + user)}, opts...)...)
+	if err != nil {
+		s.t.Fatalf("natstest: connect as %s: %v", user, err)
+	}
+	s.t.Cleanup(nc.Close)
+	return nc
+}
+
 // FreePort is a loopback port that was free when it returned, for a
 // server a test starts later (StartOn); another process may take it in
 // between, as with any reserved-then-freed port.
@@ -47,7 +99,7 @@ func FreePort(t testing.TB) int {
 
 func (s *Server) start(listen string) {
 	s.t.Helper()
-	srv, err := embedded.Start(embedded.Options{Listen: listen, StoreDir: s.storeDir})
+	srv, err := embedded.Start(embedded.Options{Listen: listen, StoreDir: s.storeDir, Users: s.users})
 	if err != nil {
 		s.t.Fatalf("natstest: %v", err)
 	}

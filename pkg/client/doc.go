@@ -46,6 +46,25 @@
 // Turn (Resume after a Position a reconnecting UI kept), and the same
 // reads catch it up.
 //
+// # Tapping audit events
+//
+// A Tap (Client.Tap) follows the SessionEvents of every session, or of one,
+// in TURN_EVENTS order, as an auditor's `turnstream tap` does, and never
+// ends. It holds no consumer either: its subscription to
+// <prefix>.live.event.* (or .live.event.<session>) is only a doorbell, and
+// it reads the events with batch direct gets filtered by <prefix>.event.*
+// (or .event.<session>, never the lease fence markers on
+// <prefix>.event.=fence.<session>), from the last event it took, so a lost
+// live record delays an event until the next doorbell or the next tail read
+// (after 2s without a live record, doubling up to 5s) and never loses it.
+// It starts after a sequence (TapOptions.After, 0 for the first event
+// stored) or after the stream's last event (TapOptions.New).
+//
+// Every reply the client receives (stream info, direct gets, the leader
+// check, publish acks) comes on the connection's inbox prefix, so a
+// connection made with nats.CustomInboxPrefix("_INBOX_<user>") works for a
+// user whose permissions allow only that prefix.
+//
 // # Attempts
 //
 // A provider attempt's chunks end with a marker chunk (wire.Chunk.Marker):

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -11,12 +10,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// The follower's bounds and timings.
+// The follower's bounds and timings (read.go has those of the reads).
 const (
 	// liveRecords and liveBytes bound the republished records waiting for
 	// Next. A record that would exceed either is dropped and its stream
@@ -24,37 +22,25 @@ const (
 	// costs reads, never memory.
 	liveRecords = 512
 	liveBytes   = 8 << 20
-	// readBatch and readMaxBytes bound one batch direct get, and so the
-	// records read ahead of Next (the server sends at least one record,
-	// whatever its size).
-	readBatch    = 256
-	readMaxBytes = 2 << 20
-	// readTimeout bounds one direct get.
-	readTimeout = 5 * time.Second
 	// idleCheck is how long Next waits for a live record before it reads
 	// the streams' tails; the wait doubles up to maxIdleCheck while the
 	// checks find nothing.
 	idleCheck    = time.Second
 	maxIdleCheck = 8 * time.Second
-	// A failed read is retried after minRetry, doubling up to maxRetry.
-	minRetry = 50 * time.Millisecond
-	maxRetry = 2 * time.Second
 )
 
-// numPendingHeader is set by the server on each record of a batch direct
-// get: how many records of the subject, stored when the request arrived,
-// follow it.
-const numPendingHeader = "Nats-Num-Pending"
-
-// tuning is what a Turn takes from the constants above; tests shrink it
-// (export_test.go).
+// tuning is what a Turn or a Tap takes from the constants above and in
+// tap.go; tests shrink it (export_test.go).
 type tuning struct {
 	liveRecords int
 	liveBytes   int64
 	idle        time.Duration
 	maxIdle     time.Duration
+	tapIdle     time.Duration
+	maxTapIdle  time.Duration
 	// dropLive, when set, is asked about every live record before it is
-	// buffered; true drops it, as a lost republish would be.
+	// buffered (a Turn) or rings (a Tap); true drops it, as a lost
+	// republish would be.
 	dropLive func(*nats.Msg) bool
 }
 
@@ -63,6 +49,8 @@ var defaultTuning = tuning{
 	liveBytes:   liveBytes,
 	idle:        idleCheck,
 	maxIdle:     maxIdleCheck,
+	tapIdle:     tapIdle,
+	maxTapIdle:  maxTapIdle,
 }
 
 // The three record kinds a Turn follows.
@@ -263,63 +251,28 @@ func (t *Turn) receive(r liveRecord) {
 	}
 }
 
-var (
-	// errNoResponse: a batch direct get ended with neither a record nor
-	// the server's end of batch (it timed out).
-	errNoResponse = errors.New("no response to a direct get")
-	// errBehind: the replica that answered a direct get has not stored
-	// what the stream leader has yet.
-	errBehind = errors.New("direct get behind the stream leader")
-)
-
 // read takes the records of one kind's subject stored after the last one
 // taken, one batch direct get at a time. The kind is no longer stale once
 // a batch ends with the subject's last stored record.
 func (t *Turn) read(ctx context.Context, kind int) error {
 	t.scan = (kind + 1) % numKinds
 	f := &t.kinds[kind]
-	ctx, cancel := t.readContext(ctx)
+	ctx, cancel := readContext(ctx, t.done)
 	defer cancel()
-	msgs, err := jetstreamext.GetBatch(ctx, t.js, f.stream, readBatch,
-		jetstreamext.GetBatchSeq(f.last+1),
-		jetstreamext.GetBatchSubject(f.subject),
-		jetstreamext.GetBatchMaxBytes(readMaxBytes))
+	caughtUp, err := getBatch(ctx, t.js, f.stream, f.subject, f.last, func(m *jetstream.RawStreamMsg) bool {
+		if m.Subject != f.subject || m.Sequence <= f.last {
+			return false
+		}
+		t.take(kind, m.Sequence, m.Header, m.Data)
+		return true
+	})
 	if err != nil {
 		return t.readErr(kind, err)
 	}
-	n, took, pending := 0, 0, uint64(1)
-	for m, err := range msgs {
-		if errors.Is(err, jetstreamext.ErrNoMessages) {
-			return t.readAll(kind)
-		}
-		if err != nil {
-			return t.readErr(kind, err)
-		}
-		n++
-		if pending, err = strconv.ParseUint(m.Header.Get(numPendingHeader), 10, 64); err != nil {
-			pending = 1 // unknown: read on
-		}
-		if m.Subject == f.subject && m.Sequence > f.last {
-			t.take(kind, m.Sequence, m.Header, m.Data)
-			took++
-		}
-	}
-	switch {
-	case n == 0:
-		// The iterator ends quietly when its context does.
-		if err := ctx.Err(); err != nil {
-			return t.readErr(kind, err)
-		}
-		return t.readErr(kind, errNoResponse)
-	case took == 0 && pending > 0:
-		// Nothing after the last record taken, yet more pending: never
-		// read the same batch in a loop.
-		return t.readErr(kind, errNoResponse)
-	}
-	if pending == 0 {
+	if caughtUp {
 		return t.readAll(kind)
 	}
-	t.succeeded()
+	t.retry.succeeded()
 	return nil
 }
 
@@ -332,7 +285,7 @@ func (t *Turn) readAll(kind int) error {
 		f.settle = true // ask the leader again, it may have lost records since
 		return t.readErr(kind, errBehind)
 	}
-	t.succeeded()
+	t.retry.succeeded()
 	return nil
 }
 
@@ -345,7 +298,7 @@ const apiPrefix = "$JS.API."
 // message get API is served by the leader), and reads up to it.
 func (t *Turn) verify(ctx context.Context, kind int) error {
 	f := &t.kinds[kind]
-	ctx, cancel := t.readContext(ctx)
+	ctx, cancel := readContext(ctx, t.done)
 	defer cancel()
 	req, _ := json.Marshal(struct {
 		LastFor string `json:"last_by_subj"`
@@ -377,29 +330,12 @@ func (t *Turn) verify(ctx context.Context, kind int) error {
 	if f.want > f.last {
 		f.stale = true
 	}
-	t.succeeded()
+	t.retry.succeeded()
 	return nil
-}
-
-func (t *Turn) succeeded() {
-	t.failures, t.lastErr, t.retryAt = 0, nil, time.Time{}
 }
 
 func (t *Turn) readErr(kind int, err error) error {
 	return fmt.Errorf("client: follow %s of %s/%s: %w", kindNames[kind], t.session, t.turn, err)
-}
-
-// readContext bounds one read and ends it when the Turn is closed.
-func (t *Turn) readContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
-	go func() {
-		select {
-		case <-t.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
 }
 
 // take moves a kind past a stored record and queues its update for Next,

@@ -69,10 +69,8 @@ type Turn struct {
 	eventsDone bool     // the terminal event was taken: no event is read after it
 	scan       int      // the kind the next read starts looking at
 	idle       time.Duration
-	retryAt    time.Time // a failed read is retried from then on
-	failures   int       // consecutive failed reads
-	lastErr    error     // the last failed read, until one succeeds
-	err        error     // sticky failure
+	retry      backoff // paces failed reads
+	err        error   // sticky failure
 	eof        bool
 }
 
@@ -144,7 +142,7 @@ func (t *Turn) Next(ctx context.Context) (Update, error) {
 			return u, nil
 		}
 		t.absorbOverflow()
-		if t.busy() && !time.Now().Before(t.retryAt) {
+		if t.busy() && t.retry.due() {
 			var err error
 			if k := t.staleKind(); k >= 0 {
 				err = t.read(ctx, k)
@@ -171,7 +169,7 @@ func (t *Turn) wait(ctx context.Context) error {
 	retrying := t.busy()
 	d := t.idle
 	if retrying {
-		d = time.Until(t.retryAt)
+		d = time.Until(t.retry.at)
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -232,18 +230,11 @@ func (t *Turn) readFailed(ctx context.Context, err error) error {
 		t.err = t.closedErr()
 		return t.err
 	}
-	t.lastErr = err
-	t.failures++
-	t.retryAt = time.Now().Add(min(minRetry<<min(t.failures-1, 8), maxRetry))
+	t.retry.failed(err)
 	return nil
 }
 
-func (t *Turn) ctxErr(ctx context.Context) error {
-	if t.lastErr != nil {
-		return fmt.Errorf("%w (%w)", ctx.Err(), t.lastErr)
-	}
-	return ctx.Err()
-}
+func (t *Turn) ctxErr(ctx context.Context) error { return t.retry.ctxErr(ctx) }
 
 func (t *Turn) closedErr() error {
 	return fmt.Errorf("client: follow %s/%s: %w", t.session, t.turn, jetstream.ErrConnectionClosed)
