@@ -82,25 +82,18 @@ func TestTurnWithRoles(t *testing.T) {
 	url := srv.ClientURL()
 	wc, tc := stack(t, url)
 
-	// The auditor taps the session's events from the start.
+	// The auditor taps the session's events from the start, as `turnstream
+	// tap` does: live doorbells and direct gets, no consumer.
 	ac := connect(t, url, "auditor")
-	ajs, err := jetstream.New(ac.Conn)
+	acl, err := client.New(ac.Conn)
 	if err != nil {
-		t.Fatalf("jetstream.New() = %v", err)
+		t.Fatalf("client.New() = %v", err)
 	}
-	events, err := ajs.Stream(ctxFor(t), wire.StreamEvents)
+	tap, err := acl.Tap(ctxFor(t), client.TapOptions{Session: "roles"})
 	if err != nil {
-		t.Fatalf("auditor: stream info: %v", err)
+		t.Fatalf("auditor: Tap() = %v", err)
 	}
-	tapCons, err := events.OrderedConsumer(ctxFor(t), jetstream.OrderedConsumerConfig{FilterSubjects: []string{"turn.event.roles"}})
-	if err != nil {
-		t.Fatalf("auditor: tap: %v", err)
-	}
-	tap, err := tapCons.Messages()
-	if err != nil {
-		t.Fatalf("auditor: tap: %v", err)
-	}
-	defer tap.Stop()
+	defer tap.Close()
 
 	cc := connect(t, url, "client")
 	cl, err := client.New(cc.Conn)
@@ -142,16 +135,12 @@ func TestTurnWithRoles(t *testing.T) {
 	// The auditor sees the same turn end.
 	var types []string
 	for {
-		m, err := tap.Next(jetstream.NextContext(ctx))
+		u, err := tap.Next(ctx)
 		if err != nil {
 			t.Fatalf("auditor: tap: %v; events so far %v", err, types)
 		}
-		var ev wire.SessionEvent
-		if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &ev); err != nil {
-			t.Fatalf("auditor: decode event: %v", err)
-		}
-		types = append(types, ev.Type)
-		if ev.Terminal() {
+		types = append(types, u.Event.Type)
+		if u.Event.Terminal() {
 			break
 		}
 	}

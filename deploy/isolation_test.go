@@ -36,12 +36,21 @@ func TestAccountsKeepRepliesApart(t *testing.T) {
 	srv := startServer(t, opts)
 	url := srv.ClientURL()
 
-	// What each sniffer may see: its account's imports, and its own inbox
-	// (a sniffer shares its user, so its prefix, with the component).
+	// What each sniffer may see: its account's imports (the requests its
+	// user sends through them, and the live records), the pulled calls of
+	// its tools, and its own inbox (a sniffer shares its user, so its
+	// prefix, with the component). Nothing of the worker's: no session
+	// log, chunk, raw frame or TURN_STATE read, no turn request, no reply
+	// on _INBOX_worker or _R_.
+	followed := []string{"$JS.API.DIRECT.GET.TURN_CHUNKS", "$JS.API.DIRECT.GET.TURN_MESSAGES", "$JS.API.DIRECT.GET.TURN_EVENTS",
+		"$JS.API.STREAM.INFO.TURN_CHUNKS", "$JS.API.STREAM.INFO.TURN_MESSAGES", "$JS.API.STREAM.INFO.TURN_EVENTS",
+		"$JS.API.STREAM.MSG.GET.TURN_CHUNKS", "$JS.API.STREAM.MSG.GET.TURN_MESSAGES", "$JS.API.STREAM.MSG.GET.TURN_EVENTS"}
 	may := map[string][]string{
-		"client":     {"turn.live.", inbox("client") + "."},
-		"toolworker": {inbox("toolworker") + "."},
-		"auditor":    {"turn.live.event.", inbox("auditor") + "."},
+		"client": append([]string{"turn.live.", inbox("client") + ".", "turn.submit.", "turn.cancel."}, followed...),
+		"toolworker": {inbox("toolworker") + ".", "turn.result.", "$JS.API.CONSUMER.INFO.TURN_TOOLS.", "$JS.API.CONSUMER.MSG.NEXT.TURN_TOOLS.",
+			"$JS.ACK.TURN_TOOLS.", "$KV.TURN_CLAIMS.", "$JS.API.STREAM.INFO.KV_TURN_CLAIMS", "$JS.API.DIRECT.GET.KV_TURN_CLAIMS.",
+			"turn.tool.get_time", "turn.tool.calculate"},
+		"auditor": {"turn.live.event.", inbox("auditor") + "."},
 	}
 	type seen struct {
 		mu       sync.Mutex

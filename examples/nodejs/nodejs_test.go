@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/natstest"
@@ -87,21 +85,13 @@ func TestNodeExamples(t *testing.T) {
 		}
 	}()
 
-	// The turn workers are to create a tool's consumer at its first call;
-	// until they do, the test creates it, as the Go tool worker SDK would.
-	js, err := jetstream.New(wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := (bus.Topology{}).EnsureToolConsumer(ctx, js, "echo"); err != nil {
-		t.Fatalf("EnsureToolConsumer(echo) = %v", err)
-	}
-
 	env := func(user string) []string {
 		return []string{"NATS_URL=" + srv.URL(), "NATS_USER=" + user, "NATS_PASSWORD=" + user + "-pw", "NATS_INBOX_PREFIX=_INBOX_" + user}
 	}
 	tool := nodetest.Start(t, ".", env("tool"), "tool.mjs", "--bind-timeout", "60")
-	tool.WaitOutput(t, "serving echo", wait)
+	// The consumer tool-echo does not exist yet: the worker creates it at
+	// the tool's first call, and tool.mjs waits for it.
+	tool.WaitOutput(t, "tool-echo", wait)
 
 	submit, err := nodetest.Run(t, ".", env("client"), wait, "submit.mjs",
 		"--session", "node1", "--turn", "t1", "--tools", "echo-tool.json", "--timeout", "60", "say hello from node")

@@ -11,8 +11,10 @@
 //   2. fetches calls (ToolCall JSON on turn.tool.<name>) one at a time;
 //   3. runs the call and publishes its ToolResult JSON to
 //      turn.result.<session> with JetStream (so the publish is
-//      acknowledged), with Nats-Msg-Id result:<session>:<turn>:<call_id>
-//      (a redelivered call's result is stored once) and Content-Type
+//      acknowledged), with Nats-Msg-Id
+//      result:<session>:<turn>:<call_id>:<token> (a redelivered call's
+//      result is stored once; the token in it keeps anyone without the
+//      call from taking the id first) and Content-Type
 //      application/json, copying the call's token into the result (the
 //      turn workers take only results that carry their call's token);
 //   4. acks the call only once the result's publish is acknowledged: a
@@ -155,7 +157,7 @@ async function serve(m) {
   h.set("Content-Type", "application/json");
   try {
     await js.publish(subj.result(call.session_id), JSON.stringify(result), {
-      msgID: `result:${call.session_id}:${call.turn_id}:${call.call_id}`,
+      msgID: `result:${call.session_id}:${call.turn_id}:${call.call_id}:${call.token}`,
       headers: h,
       timeout: TIMEOUT,
     });
