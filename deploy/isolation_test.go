@@ -110,7 +110,13 @@ func TestAccountsKeepRepliesApart(t *testing.T) {
 	}
 	// The client sniffer saw the turn live: the test would pass vacuously
 	// if the sniffers received nothing at all.
-	if sniffed["client"].subjects["turn.live.event.sniffed"] == 0 || sniffed["auditor"].subjects["turn.live.event.sniffed"] == 0 {
+	saw := func(user string) int {
+		s := sniffed[user]
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.subjects["turn.live.event.sniffed"]
+	}
+	if saw("client") == 0 || saw("auditor") == 0 {
 		t.Errorf("the client and auditor sniffers did not see the turn's live events: %v", report)
 	}
 	t.Log(strings.Join(report, "; "))
