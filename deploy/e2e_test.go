@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -26,8 +27,14 @@ import (
 // connections.
 func stack(t *testing.T, url string) (wc, tc *conn) {
 	t.Helper()
+	return stackWith(t, url, mockllm.Default(mockllm.DefaultOptions{}))
+}
+
+// stackWith is stack with the mock provider answering by script.
+func stackWith(t *testing.T, url string, script mockllm.Script) (wc, tc *conn) {
+	t.Helper()
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	mock := httptest.NewServer(mockllm.New(mockllm.Default(mockllm.DefaultOptions{})))
+	mock := httptest.NewServer(mockllm.New(script))
 	t.Cleanup(mock.Close)
 	cfg := config.Mock(mock.URL + "/v1")
 	cfg.Worker.DrainTimeout = config.Duration(5 * time.Second)
@@ -150,5 +157,56 @@ func TestTurnWithRoles(t *testing.T) {
 
 	for _, c := range []*conn{wc, tc, ac, cc} {
 		c.expectNoErrors(t)
+	}
+}
+
+// TestHonestStepsRaiseNoRejection: in a turn whose two steps each call a
+// tool, the second step's result reader also reads the first step's
+// genuine result again (it starts before the dispatch); that is no
+// forgery, and no tool.result-rejected event is recorded.
+func TestHonestStepsRaiseNoRejection(t *testing.T) {
+	setPasswords(t)
+	srv := startServer(t, loadConfig(t, serverConf))
+	url := srv.ClientURL()
+	stackWith(t, url, mockllm.ScriptFunc(func(req *mockllm.Request) *mockllm.Response {
+		tools := 0
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				tools++
+			}
+		}
+		s := mockllm.NewStream("mock-1")
+		if tools < 2 {
+			s.Text("again. ").ToolCalls(7, mockllm.Call{ID: fmt.Sprintf("call_step%d", tools+1), Name: "get_time", Arguments: `{}`}).Finish("tool_calls").Usage(10, 10)
+		} else {
+			s.Text("done").Finish("stop").Usage(10, 1)
+		}
+		return s.Response()
+	}))
+	cl, err := client.New(connect(t, url, "client").Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t)
+	turn, err := cl.Submit(ctx, wire.TurnRequest{SessionID: "honest", TurnID: "t1",
+		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "the time, twice"}}, Tools: demotools.Tools()[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := turn.Wait(ctx)
+	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+		t.Fatalf("turn = %+v, %v; want completed", res, err)
+	}
+	results := 0
+	for _, e := range res.Events {
+		switch e.Type {
+		case wire.EventToolResultRejected:
+			t.Errorf("an honest two-step turn recorded %s %v", e.Type, e.Payload)
+		case wire.EventToolResult:
+			results++
+		}
+	}
+	if results != 2 {
+		t.Errorf("tool.result events = %d; want one per step", results)
 	}
 }

@@ -561,6 +561,17 @@ func toolworkerAttempts() []attempt {
 	return append(cases,
 		attempt{u, "a session log record through a result's reply subject", denied, replyTrick(u, "turn.result.m-reply", "turn.message.m-reply", wire.StreamMessages, nil)},
 		attempt{u, "an audit event through a claim's reply subject", denied, replyTrick(u, "$KV.TURN_CLAIMS.get_time.m.t2.YzE", "turn.event.m-reply", wire.StreamEvents, nil)},
+		attempt{u, "purge every tool's claims with a rollup header on its own key", denied, func(t *testing.T, m *matrix) (bool, string) {
+			_, err := m.js[u].PublishMsg(ctxFor(t), &nats.Msg{Subject: "$KV.TURN_CLAIMS.get_time.m.t3.YzE", Data: []byte(`{}`),
+				Header: nats.Header{jetstream.MsgRollup: {jetstream.MsgRollupAll}}})
+			if !m.stored(t, "KV_"+bus.ClaimsBucket, "$KV.TURN_CLAIMS.get_time.m.t1.YzE") {
+				return true, "the earlier claim is gone"
+			}
+			if err == nil {
+				return true, "rollup accepted"
+			}
+			return false, err.Error()
+		}},
 		attempt{u, "purge a session's results with a rollup header", denied, func(t *testing.T, m *matrix) (bool, string) {
 			_, err := m.js[u].PublishMsg(ctxFor(t), &nats.Msg{Subject: "turn.result.m", Data: []byte(`{}`),
 				Header: nats.Header{jetstream.MsgRollup: {jetstream.MsgRollupSubject}}})

@@ -12,9 +12,9 @@
 //   3. runs the call and publishes its ToolResult JSON to
 //      turn.result.<session> with JetStream (so the publish is
 //      acknowledged), with Nats-Msg-Id
-//      result:<session>:<turn>:<call_id>:<token> (a redelivered call's
-//      result is stored once; the token in it keeps anyone without the
-//      call from taking the id first) and Content-Type
+//      result:<base64url(sha256(token))> (a redelivered call's result is
+//      stored once; only who received the call can know the id, and it
+//      names nothing) and Content-Type
 //      application/json, copying the call's token into the result (the
 //      turn workers take only results that carry their call's token);
 //   4. acks the call only once the result's publish is acknowledged: a
@@ -33,6 +33,7 @@
 //
 // It serves until SIGINT or SIGTERM, or until it answered --max-calls calls.
 
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { headers } from "@nats-io/transport-node";
 import { jetstream, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
@@ -157,7 +158,7 @@ async function serve(m) {
   h.set("Content-Type", "application/json");
   try {
     await js.publish(subj.result(call.session_id), JSON.stringify(result), {
-      msgID: `result:${call.session_id}:${call.turn_id}:${call.call_id}:${call.token}`,
+      msgID: `result:${createHash("sha256").update(call.token ?? "").digest("base64url")}`,
       headers: h,
       timeout: TIMEOUT,
     });

@@ -230,13 +230,37 @@ func (t Topology) Ensure(ctx context.Context, js jetstream.JetStream) error {
 	}
 	for _, kv := range []jetstream.KeyValueConfig{t.StateConfig(), t.ClaimsConfig()} {
 		if err := call("bucket "+kv.Bucket, func(ctx context.Context) error {
-			_, err := EnsureBucket(ctx, js, kv)
-			return err
+			if _, err := EnsureBucket(ctx, js, kv); err != nil || kv.Bucket != ClaimsBucket {
+				return err
+			}
+			return noRollups(ctx, js, "KV_"+kv.Bucket)
 		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// noRollups turns rollups off on a bucket's stream: the claims bucket,
+// which tool workers write. nats.go creates (and updates) every bucket
+// allowing them, for KeyValue.Purge, which tool workers never use; and a
+// subject permission cannot tell a rollup header from a plain write, so a
+// tool worker allowed to claim under one tool's keys could otherwise purge
+// the whole claims bucket with one "Nats-Rollup: all" publish. TURN_STATE,
+// which only workers and operators write, keeps them (an operator may
+// purge a key).
+func noRollups(ctx context.Context, js jetstream.JetStream, stream string) error {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	if !cfg.AllowRollup {
+		return nil
+	}
+	cfg.AllowRollup = false
+	_, err = js.UpdateStream(ctx, cfg)
+	return err
 }
 
 // ensureStream creates the stream, or updates it unless it is already

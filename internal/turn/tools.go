@@ -143,6 +143,16 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	defer cancel()
 	r.loop.probe(ProbeAwaiting)
 	rejected := 0
+	// Calls of the turn's earlier steps already answered in the session
+	// log: their results are genuine, not forgeries.
+	answeredBefore := map[string]bool{}
+	for _, m := range r.msgs[min(st.Start, len(r.msgs)):] {
+		if m.Role == wire.RoleTool && m.ToolCallID != "" {
+			if _, pending := names[m.ToolCallID]; !pending {
+				answeredBefore[m.ToolCallID] = true
+			}
+		}
+	}
 	for waiting := len(calls); waiting > 0; {
 		res, err := follower.Next(waitCtx)
 		if err != nil {
@@ -154,8 +164,11 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 			}
 			break // the tools' deadline passed
 		}
-		if res.TurnID != r.req.TurnID {
-			continue // another turn's: an earlier turn's late result
+		if res.TurnID != r.req.TurnID || answeredBefore[res.CallID] {
+			// Another turn's (an earlier turn's late result), or the
+			// answer of a call of an earlier step of this turn, read again
+			// because the follower starts before this step's dispatch.
+			continue
 		}
 		name, reason := judgeResult(r.loop.CallKey, r.req.SessionID, r.req.TurnID, res, names, results)
 		if reason != "" {

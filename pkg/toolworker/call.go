@@ -2,6 +2,8 @@ package toolworker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"sync"
@@ -542,12 +544,15 @@ func (t *tool) encode(codec wire.Codec, res wire.ToolResult) (*nats.Msg, error) 
 }
 
 // resultMsgID identifies a call's result for JetStream deduplication:
-// "result:<session>:<turn>:<call_id>:<token>". A redelivered call has the
-// same token, so its result is discarded as a duplicate; the token keeps
-// anyone who did not receive the call from suppressing its result by
-// publishing first under the same id.
+// "result:" and the unpadded base64url SHA-256 of the call's token. A
+// redelivered call has the same token, so its result is discarded as a
+// duplicate; only who received the call can know the id, so nobody else
+// can suppress its result by publishing first under it; and the id names
+// nothing (a stream's last message id can be read back from a refused
+// publish's error, by anyone allowed to publish there).
 func resultMsgID(r wire.ToolResult) string {
-	return "result:" + r.SessionID + ":" + r.TurnID + ":" + r.CallID + ":" + r.Token
+	sum := sha256.Sum256([]byte(r.Token))
+	return "result:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // term settles a call that must never run. err is logged: validation and

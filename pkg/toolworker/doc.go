@@ -4,7 +4,7 @@
 // runs the author's Handler within the call's deadline, records the result
 // in the claim, publishes it as a ToolResult on the session's result
 // subject in the call's encoding, and only then acks. A result carries the
-// Nats-Msg-Id "result:<session>:<turn>:<call_id>:<token>", so a redelivered
+// Nats-Msg-Id "result:<base64url(sha256(token))>", so a redelivered
 // call cannot store a second result within the stream's duplicate window.
 //
 // # Call tokens

@@ -28,7 +28,7 @@ import (
 // under the call's deadline; its result, carrying the call's token, is
 // recorded in the claim, published on the session's result subject, in
 // the call's encoding, with the Nats-Msg-Id
-// "result:<session>:<turn>:<call_id>:<token>", and the call is acked only
+// "result:<base64url(sha256(token))>", and the call is acked only
 // after the result is stored. A redelivered call whose claim holds a
 // result is answered with it and never run again; one whose claimer died
 // runs again only for a tool named by WithIdempotent, and otherwise gets

@@ -2,6 +2,8 @@ package toolworker_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -55,7 +57,7 @@ func TestServeAnswersCall(t *testing.T) {
 			if err := codec.Unmarshal(m.Data(), &strict); err != nil {
 				t.Errorf("%s.Unmarshal(result) = %v; want the call's encoding", codec.ContentType(), err)
 			}
-			if id, want := m.Headers().Get(jetstream.MsgIDHeader), "result:s1:t1:call_1:"+want.Token; id != want {
+			if id, want := m.Headers().Get(jetstream.MsgIDHeader), resultID(want.Token); id != want {
 				t.Errorf("result %s = %q; want %q", jetstream.MsgIDHeader, id, want)
 			}
 		})
@@ -268,7 +270,7 @@ func TestServeDeduplicatesResult(t *testing.T) {
 	}
 	m := &nats.Msg{Subject: e.subjects.Result("s1"), Data: data, Header: nats.Header{}}
 	m.Header.Set(wire.HeaderContentType, wire.ContentTypeJSON)
-	if _, err := e.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("result:s1:t1:c1:"+stored.Token)); err != nil {
+	if _, err := e.js.PublishMsg(t.Context(), m, jetstream.WithMsgID(resultID(stored.Token))); err != nil {
 		t.Fatal(err)
 	}
 
@@ -549,4 +551,11 @@ func TestServeRejectsBadArguments(t *testing.T) {
 	if err := toolworker.Serve(t.Context(), nil, h, valid...); err == nil || errors.Is(err, toolworker.ErrInvalidOption) {
 		t.Errorf("Serve(nil JetStream, valid options) = %v; want the nil JetStream error", err)
 	}
+}
+
+// resultID is the message id a result of the call with token is
+// published under: "result:" and the token's SHA-256 in unpadded base64url.
+func resultID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "result:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
