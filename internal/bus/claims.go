@@ -15,7 +15,8 @@ const ClaimsBucket = "TURN_CLAIMS"
 
 // ClaimsConfig is the claims bucket: one value per key (claims advance by
 // compare-and-set on their revision, so no history is needed), kept as
-// long as the tool results they answer with (ResultMaxAge).
+// long as the tool results they answer with (ResultMaxAge), at most
+// OpenMaxBytes in all.
 func (t Topology) ClaimsConfig() jetstream.KeyValueConfig {
 	t = t.withDefaults()
 	return jetstream.KeyValueConfig{
@@ -23,6 +24,7 @@ func (t Topology) ClaimsConfig() jetstream.KeyValueConfig {
 		Description: "tool-call claims of the tool workers (exactly-once tool effects)",
 		History:     1,
 		TTL:         t.ResultMaxAge,
+		MaxBytes:    t.OpenMaxBytes,
 		Storage:     t.Storage,
 		Replicas:    t.Replicas,
 	}

@@ -74,7 +74,19 @@ type Topology struct {
 	// again at the tool's next call; calls stored meanwhile stay in the
 	// work queue. Default DefaultToolInactiveThreshold (1h).
 	ToolInactiveThreshold time.Duration
+	// OpenMaxBytes caps, each on its own, the stores other roles write
+	// into: TURN_SUBMIT (clients), TURN_RESULTS and the claims bucket
+	// (tool workers) and TURN_DEAD (copies of clients' rejected requests).
+	// All streams share the account's storage; without a cap of their own
+	// a client or tool worker flooding these could fill it and stop every
+	// session-log write. A full submit queue or claims bucket refuses new
+	// writes; TURN_RESULTS and TURN_DEAD drop their oldest records.
+	// Default DefaultOpenMaxBytes (1 GiB).
+	OpenMaxBytes int64
 }
+
+// DefaultOpenMaxBytes is the Topology.OpenMaxBytes default.
+const DefaultOpenMaxBytes = 1 << 30
 
 func (t Topology) withDefaults() Topology {
 	if t.Replicas <= 0 {
@@ -91,6 +103,9 @@ func (t Topology) withDefaults() Topology {
 	}
 	if t.ResultMaxAge <= 0 {
 		t.ResultMaxAge = 7 * 24 * time.Hour
+	}
+	if t.OpenMaxBytes <= 0 {
+		t.OpenMaxBytes = DefaultOpenMaxBytes
 	}
 	if t.DeadMaxAge <= 0 {
 		t.DeadMaxAge = 7 * 24 * time.Hour
@@ -139,6 +154,7 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 		return cfg
 	}
 	submit := base(wire.StreamSubmit, "submit", "turn requests (work queue)")
+	submit.MaxBytes = t.OpenMaxBytes
 	submit.Retention = jetstream.WorkQueuePolicy
 	submit.Discard = jetstream.DiscardNew
 
@@ -177,9 +193,11 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 
 	results := base(wire.StreamResults, "result", "tool results")
 	results.MaxAge = t.ResultMaxAge
+	results.MaxBytes = t.OpenMaxBytes
 
 	dead := base(wire.StreamDead, "dead", "rejected turn requests")
 	dead.MaxAge = t.DeadMaxAge
+	dead.MaxBytes = t.OpenMaxBytes
 	dead.Duplicates = time.Second
 
 	return []jetstream.StreamConfig{submit, chunks, raw, messages, events, tools, results, dead}
@@ -287,7 +305,8 @@ func EnsureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 	if err == nil {
 		st, serr := kv.Status(ctx)
 		if serr == nil && st.History() == int64(max(cfg.History, 1)) && st.TTL() == cfg.TTL &&
-			st.Config().Replicas == max(cfg.Replicas, 1) && st.Config().Storage == cfg.Storage && st.Config().Description == cfg.Description {
+			st.Config().Replicas == max(cfg.Replicas, 1) && st.Config().Storage == cfg.Storage && st.Config().Description == cfg.Description &&
+			st.Config().MaxBytes == unlimited(cfg.MaxBytes) {
 			return kv, nil
 		}
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -302,7 +321,7 @@ func sameStream(have, want jetstream.StreamConfig) bool {
 	return have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
 		have.Storage == want.Storage && have.Replicas == max(want.Replicas, 1) &&
 		have.Retention == want.Retention && have.Discard == want.Discard &&
-		have.MaxAge == want.MaxAge && have.Duplicates == want.Duplicates &&
+		have.MaxAge == want.MaxAge && have.Duplicates == want.Duplicates && have.MaxBytes == unlimited(want.MaxBytes) &&
 		have.AllowDirect == want.AllowDirect && have.AllowRollup == want.AllowRollup &&
 		reflect.DeepEqual(have.RePublish, want.RePublish)
 }
@@ -351,4 +370,12 @@ func (t Topology) EnsureToolConsumer(ctx context.Context, js jetstream.JetStream
 		return nil, fmt.Errorf("bus: tool consumer %s: %w", tool, err)
 	}
 	return c, nil
+}
+
+// unlimited is a size limit as the server reports it: -1 for none (0).
+func unlimited(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -116,3 +116,69 @@ func TestTopologyRaw(t *testing.T) {
 		t.Errorf("fenced streams = %v; want messages, chunks, raw and events", fenced)
 	}
 }
+
+// TestOpenStoresAreCapped: the stores other roles write into (requests,
+// tool results, claims, dead letters) are each capped, so a client or a
+// tool worker flooding one cannot fill the account's storage the session
+// logs share. A full submit queue and claims bucket refuse writes; results
+// and dead letters drop their oldest. A session-log append works after
+// every flood.
+func TestOpenStoresAreCapped(t *testing.T) {
+	srv := natstest.Start(t)
+	_, js := srv.JetStream()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	const limit = 64 << 10
+	topo := bus.Topology{OpenMaxBytes: limit}
+	if err := topo.Ensure(ctx, js); err != nil {
+		t.Fatalf("Ensure() = %v", err)
+	}
+	// A second Ensure finds the caps in place (no needless update).
+	if err := topo.Ensure(ctx, js); err != nil {
+		t.Fatalf("second Ensure() = %v", err)
+	}
+	s := wire.Subjects{}
+	junk := []byte(strings.Repeat("x", 4<<10))
+	kv, err := js.KeyValue(ctx, bus.ClaimsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		stream  string
+		refuses bool
+		write   func(i int) error
+	}{
+		{wire.StreamSubmit, true, func(i int) error { _, err := js.Publish(ctx, s.Submit("flood"), junk); return err }},
+		{wire.StreamResults, false, func(i int) error { _, err := js.Publish(ctx, s.Result("flood"), junk); return err }},
+		{wire.StreamDead, false, func(i int) error { _, err := js.Publish(ctx, s.Dead("flood"), junk); return err }},
+		{"KV_" + bus.ClaimsBucket, true, func(i int) error {
+			_, err := kv.Create(ctx, bus.ClaimKey("flood", "s", "t", fmt.Sprint(i)), junk)
+			return err
+		}},
+	} {
+		t.Run(tt.stream, func(t *testing.T) {
+			refused := 0
+			for i := range 4 * limit / len(junk) {
+				if err := tt.write(i); err != nil {
+					if !tt.refuses {
+						t.Fatalf("write %d: %v", i, err)
+					}
+					refused++
+				}
+			}
+			if tt.refuses && refused == 0 {
+				t.Errorf("%s took 4 times its cap", tt.stream)
+			}
+			st, err := js.Stream(ctx, tt.stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := st.CachedInfo().State.Bytes; b > limit {
+				t.Errorf("%s holds %d bytes; want at most its cap %d", tt.stream, b, limit)
+			}
+			if _, err := js.Publish(ctx, s.Message("after-flood"), []byte(`{}`)); err != nil {
+				t.Errorf("session-log append after the flood: %v", err)
+			}
+		})
+	}
+}
