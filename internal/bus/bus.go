@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -83,8 +84,9 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 // Subjects returns the subject names the bus uses.
 func (b *Bus) Subjects() wire.Subjects { return b.subjects }
 
-// DeadLetter copies a rejected request, headers and body unchanged, to the
-// dead-letter subject of its session, with the reject reason in a header.
+// DeadLetter copies a rejected request, body and headers unchanged but for
+// the Nats- headers JetStream would act on, to the dead-letter subject of
+// its session, with the reject reason in a header.
 // An invalid session token goes to the "_invalid" session.
 func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reason string) error {
 	if !wire.ValidToken(session) {
@@ -92,8 +94,12 @@ func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reaso
 	}
 	out := &nats.Msg{Subject: b.subjects.Dead(session), Data: m.Data, Header: nats.Header{}}
 	for k, v := range m.Header {
-		if k == jetstream.MsgIDHeader {
-			continue // would collide with the dedupe window of the original
+		if strings.HasPrefix(k, "Nats-") {
+			// JetStream reads these on a publish: the original's message
+			// id would collide with its dedupe window, and a client's
+			// expected-sequence, rollup or TTL header would make the copy
+			// refused or act on TURN_DEAD.
+			continue
 		}
 		out.Header[k] = v
 	}

@@ -310,3 +310,32 @@ func TestDeadLetterAtMaxPayload(t *testing.T) {
 		t.Errorf("dead letter: reason %q, %d bytes; want too_large and the request's first bytes", m.Header.Get(wire.HeaderRejectReason), len(m.Data))
 	}
 }
+
+// TestDeadLetterIgnoresJetStreamHeaders: a rejected request with headers
+// JetStream acts on, which held for TURN_SUBMIT but would fail the copy to
+// TURN_DEAD (an expected stream), is still copied, without them.
+func TestDeadLetterIgnoresJetStreamHeaders(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	e.startWorker()
+	ctx := ctxFor(t)
+	const session = "h-dead-headers"
+	m := &nats.Msg{Subject: "turn.submit." + session, Data: []byte(`{"session_id":"other","turn_id":"t1","input":[]}`), Header: nats.Header{
+		"Nats-Expected-Stream": {wire.StreamSubmit}, "X-Trace": {"kept"},
+	}}
+	if _, err := e.js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	waitRejected(t, e.js, session)
+	s, err := e.js.Stream(ctx, wire.StreamDead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *jetstream.RawStreamMsg
+	eventually(t, "the request is dead-lettered", func() bool {
+		d, err = s.GetLastMsgForSubject(ctx, wire.Subjects{}.Dead(session))
+		return err == nil
+	})
+	if d.Header.Get("X-Trace") != "kept" || d.Header.Get("Nats-Expected-Stream") != "" {
+		t.Errorf("dead letter headers = %v; want X-Trace kept and no Nats- header of the request", d.Header)
+	}
+}
