@@ -224,7 +224,7 @@ func (l *Lease) mark(ctx context.Context) error {
 				jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(expect[kind], 10)},
 				jetstream.ExpectedLastSubjSeqSubjHeader: {l.subj[kind]},
 			}}
-			f, err := l.js.PublishMsgAsync(m)
+			f, err := l.js.PublishMsgAsync(m, stall)
 			if err != nil {
 				return fmt.Errorf("bus: fence marker %s: %w", m.Subject, err)
 			}

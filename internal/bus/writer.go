@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -163,7 +164,7 @@ func (w *TurnWriter) fencedAsync(kind string, m *nats.Msg) error {
 	if err := slot.settle(context.Background()); err != nil {
 		return err
 	}
-	f, err := w.js.PublishMsgAsync(m)
+	f, err := w.js.PublishMsgAsync(m, stall)
 	if err != nil {
 		err = fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
 		w.fail(err)
@@ -182,8 +183,19 @@ func (w *TurnWriter) fail(err error) {
 	}
 }
 
+// StallWait is how long an asynchronous publish waits for room when the
+// connection's window of unacknowledged publishes is full
+// (jetstream.WithPublishAsyncMaxPending): as long as an ack may take
+// (the workers' publish-ack timeout), so a full window slows the turns
+// down instead of failing their records (nats.go's default gives up after
+// 200 ms, and a turn then loses its markers and is run again).
+const StallWait = 30 * time.Second
+
+// stall makes a publish wait StallWait for room in the window.
+var stall = jetstream.WithStallWait(StallWait)
+
 func (w *TurnWriter) async(m *nats.Msg) error {
-	f, err := w.js.PublishMsgAsync(m)
+	f, err := w.js.PublishMsgAsync(m, stall)
 	if err != nil {
 		// Also kept for the next Flush: a caller that only logs it (an
 		// event, a marker) must not go on as if the record were stored.

@@ -69,6 +69,15 @@ type Worker struct {
 	stopping chan struct{}
 }
 
+// AsyncWindow is the number of unacknowledged asynchronous publishes a
+// worker running concurrency turns allows: 64 per turn (a step's chunks,
+// raw frames and events, acked once per step), at least nats.go's default
+// of 4096 and at most 65536 (each holds a future and a timer until its
+// ack).
+func AsyncWindow(concurrency int) int {
+	return min(max(64*concurrency, 4096), 65536)
+}
+
 // New validates options and connects the worker's parts; it creates the
 // topology (idempotently) so a fresh server is ready.
 func New(ctx context.Context, o Options) (*Worker, error) {
@@ -76,8 +85,11 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		return nil, errors.New("worker: a NATS connection and a config are required")
 	}
 	// An ack that never comes (no disconnect, a leader election) must not
-	// hang a flush: it fails after this and the turn is resumed.
-	js, err := jetstream.New(o.Conn, jetstream.WithPublishAsyncTimeout(30*time.Second))
+	// hang a flush: it fails after this and the turn is resumed. The
+	// window of unacknowledged publishes grows with the turns in flight; a
+	// full one makes publishes wait (bus.StallWait), never fail.
+	js, err := jetstream.New(o.Conn, jetstream.WithPublishAsyncTimeout(bus.StallWait),
+		jetstream.WithPublishAsyncMaxPending(AsyncWindow(o.Config.Worker.Concurrency)))
 	if err != nil {
 		return nil, fmt.Errorf("worker: jetstream: %w", err)
 	}
