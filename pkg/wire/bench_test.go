@@ -118,3 +118,68 @@ func BenchmarkRejectHostile(b *testing.B) {
 		})
 	}
 }
+
+// benchChunks are chunks of the shapes a turn publishes most: a word of
+// text, a tool call's argument fragment, the finish with usage.
+func benchChunks() []struct {
+	name  string
+	chunk Chunk
+} {
+	base := Chunk{SessionID: "sess_01JD3Q7Z8K4M2N6P", TurnID: "turn_01JD3Q7ZA9X5", Step: 1, Attempt: 1, Seq: 17, Provider: "openai", Model: "gpt-4o-mini"}
+	text, args, finish := base, base, base
+	text.Delta = &Delta{Text: "museums, "}
+	args.Delta = &Delta{ToolCalls: []ToolCallDelta{{Index: 1, Arguments: `"Paris"`}}}
+	finish.Delta = &Delta{FinishReason: FinishStop, Usage: &Usage{InputTokens: 120, OutputTokens: 67}}
+	return []struct {
+		name  string
+		chunk Chunk
+	}{{"text", text}, {"tool_args", args}, {"finish", finish}}
+}
+
+// BenchmarkChunkEncode measures a chunk's envelope in each codec: JSON
+// through AppendJSON into a reused buffer and through Marshal (what the
+// bus publishes, one new buffer a chunk), and msgpack through Marshal.
+func BenchmarkChunkEncode(b *testing.B) {
+	for _, tt := range benchChunks() {
+		c := tt.chunk
+		b.Run("json/append/"+tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]byte, 0, 512)
+			for b.Loop() {
+				buf = c.AppendJSON(buf[:0])
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+		for _, codec := range []Codec{JSON, Msgpack} {
+			b.Run(codec.ContentType()[len("application/"):]+"/marshal/"+tt.name, func(b *testing.B) {
+				b.ReportAllocs()
+				var out []byte
+				for b.Loop() {
+					var err error
+					if out, err = codec.Marshal(&c); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(int64(len(out)))
+			})
+		}
+	}
+}
+
+// BenchmarkRawFrameHeader measures the headers of a raw frame's record
+// (its body is the provider's bytes, published as they are).
+func BenchmarkRawFrameHeader(b *testing.B) {
+	f := RawFrame{SessionID: "sess_01JD3Q7Z8K4M2N6P", TurnID: "turn_01JD3Q7ZA9X5", Step: 1, Attempt: 1, Seq: 17, Provider: "openai", Model: "gpt-4o-mini",
+		Bytes: []byte(`{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1767225600,"model":"mock-1","choices":[{"index":0,"delta":{"content":"museums, "},"finish_reason":null}]}`)}
+	for _, tt := range []struct{ name, event string }{{"no_event", ""}, {"event", "response.output_text.delta"}} {
+		b.Run(tt.name, func(b *testing.B) {
+			f.Event = tt.event
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.Header(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
