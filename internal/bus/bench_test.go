@@ -3,13 +3,13 @@ package bus_test
 import (
 	"bytes"
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/turnstream/turnstream/internal/benchtest"
 	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/natstest"
@@ -80,7 +80,7 @@ func BenchmarkPublishTurn(b *testing.B) {
 		b.Run("writer/"+name, func(b *testing.B) {
 			w := lease.Turn(codec, nil)
 			step := 0
-			loopPerChunk(b, len(frames), func() {
+			benchtest.LoopPerChunk(b, len(frames), func() {
 				step++
 				for i, f := range frames {
 					buf := bytes.Clone(f.raw) // the provider's read buffer
@@ -108,7 +108,7 @@ func BenchmarkPublishTurn(b *testing.B) {
 				}
 			}
 			rawSub, chunkSub := subj.Raw("s1", "t2"), subj.Chunk("s1", "t2")
-			loopPerChunk(b, len(frames), func() {
+			benchtest.LoopPerChunk(b, len(frames), func() {
 				for i, f := range frames {
 					if _, err := js.PublishMsgAsync(&nats.Msg{Subject: rawSub, Data: f.raw}); err != nil {
 						b.Fatal(err)
@@ -125,22 +125,4 @@ func BenchmarkPublishTurn(b *testing.B) {
 			})
 		})
 	}
-}
-
-// loopPerChunk runs op under b.Loop with allocations reported, and adds
-// allocs/chunk and B/chunk for an op that handles chunks chunks. The
-// counts are the process's (runtime.MemStats), as -benchmem's are.
-func loopPerChunk(b *testing.B, chunks int, op func()) {
-	b.Helper()
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		op()
-	}
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * float64(chunks)
-	b.ReportMetric(float64(chunks), "chunks/op")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/chunk")
-	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/chunk")
 }

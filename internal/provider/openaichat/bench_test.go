@@ -3,10 +3,10 @@ package openaichat
 import (
 	"bytes"
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/turnstream/turnstream/internal/benchtest"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/provider/providertest"
@@ -82,7 +82,7 @@ func BenchmarkStream(b *testing.B) {
 				b.Fatalf("Stream() relayed %d frames; the body has %d", frames, tt.rec.Frames())
 			}
 			b.SetBytes(int64(len(tt.rec.Body)))
-			loopPerChunk(b, frames, func() {
+			benchtest.LoopPerChunk(b, frames, func() {
 				if _, err := a.Stream(ctx, body, sink); err != nil {
 					b.Fatal(err)
 				}
@@ -103,7 +103,7 @@ func BenchmarkTranslate(b *testing.B) {
 					datas = append(datas, d)
 				}
 			}
-			loopPerChunk(b, len(datas), func() {
+			benchtest.LoopPerChunk(b, len(datas), func() {
 				t := NewTranslator()
 				for _, d := range datas {
 					if err := t.Frame(d); err != nil {
@@ -118,22 +118,4 @@ func BenchmarkTranslate(b *testing.B) {
 			})
 		})
 	}
-}
-
-// loopPerChunk runs op under b.Loop with allocations reported, and adds
-// allocs/chunk and B/chunk for an op that handles chunks chunks. The
-// counts are the process's (runtime.MemStats), as -benchmem's are.
-func loopPerChunk(b *testing.B, chunks int, op func()) {
-	b.Helper()
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		op()
-	}
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * float64(chunks)
-	b.ReportMetric(float64(chunks), "chunks/op")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/chunk")
-	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/chunk")
 }

@@ -2,10 +2,10 @@ package responses
 
 import (
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/turnstream/turnstream/internal/benchtest"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/provider/providertest"
@@ -52,29 +52,11 @@ func BenchmarkStream(b *testing.B) {
 				b.Fatalf("Stream() relayed %d frames; the body has %d", frames, tt.rec.Frames())
 			}
 			b.SetBytes(int64(len(tt.rec.Body)))
-			loopPerChunk(b, frames, func() {
+			benchtest.LoopPerChunk(b, frames, func() {
 				if _, err := a.Stream(ctx, []byte(req), sink); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
 	}
-}
-
-// loopPerChunk runs op under b.Loop with allocations reported, and adds
-// allocs/chunk and B/chunk for an op that handles chunks chunks. The
-// counts are the process's (runtime.MemStats), as -benchmem's are.
-func loopPerChunk(b *testing.B, chunks int, op func()) {
-	b.Helper()
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		op()
-	}
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * float64(chunks)
-	b.ReportMetric(float64(chunks), "chunks/op")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/chunk")
-	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/chunk")
 }
