@@ -28,6 +28,11 @@ type Bus struct {
 	replicated map[string]bool
 	// tools ensures each tool's consumer before its calls are dispatched.
 	tools *toolConsumers
+	// cache keeps the sessions read most recently (ReadSession).
+	cache *sessionCache
+	// stateReplicated and messagesReplicated: TURN_STATE or TURN_MESSAGES
+	// has more than one replica (pipelined writes wait for each ack there).
+	stateReplicated, messagesReplicated bool
 }
 
 // Open binds to the streams of the ensured topology t. The bus creates the
@@ -70,6 +75,14 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 	if err != nil {
 		return nil, fmt.Errorf("bus: stream %s: %w", wire.StreamEvents, err)
 	}
+	state, err := js.Stream(ctx, "KV_"+StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("bus: bucket %s: %w", StateBucket, err)
+	}
+	cacheBytes := DefaultSessionCacheBytes
+	if messages.CachedInfo().Config.MaxAge > 0 || state.CachedInfo().Config.MaxAge > 0 {
+		cacheBytes = 0 // records expire unseen: see sessionCache
+	}
 	replicated := map[string]bool{
 		"chunk": chunks.CachedInfo().Config.Replicas > 1,
 		"raw":   raw.CachedInfo().Config.Replicas > 1,
@@ -77,7 +90,9 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 	}
 	return &Bus{
 		js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated,
-		tools: newToolConsumers(js, Topology{Subjects: subjects}, zerolog.Nop()),
+		tools:           newToolConsumers(js, Topology{Subjects: subjects}, zerolog.Nop()),
+		cache:           newSessionCache(cacheBytes),
+		stateReplicated: state.CachedInfo().Config.Replicas > 1, messagesReplicated: messages.CachedInfo().Config.Replicas > 1,
 	}, nil
 }
 

@@ -1,12 +1,15 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -58,7 +61,16 @@ type Lease struct {
 	fences  map[string]uint64
 	subj    map[string]string
 	headers map[string]fenceHeader
+	// view is the session as the holder read it: state reads of the
+	// session are served from it, and state writes recorded in it.
+	view *Session
+	// logSeq is the stream sequence of the session log's last message:
+	// as read, then as the holder's appends leave it (appended).
+	logSeq atomic.Uint64
 }
+
+// appended records the stream sequence of a message the holder appended.
+func (l *Lease) appended(seq uint64) { l.logSeq.Store(seq) }
 
 // LeaseRecord is the value of a session's lease key.
 type LeaseRecord struct {
@@ -77,6 +89,25 @@ type LeaseRecord struct {
 	// Fences are the marker sequences the last holder wrote (as of its
 	// release), the expected sequences of the next take's markers.
 	Fences map[string]uint64 `json:"fences,omitempty"`
+	// Released is set by the holder's release: its turn ended and it
+	// writes nothing more. LogSeq is then the stream sequence of the
+	// session log's last message as it knew it.
+	Released bool   `json:"released,omitempty"`
+	LogSeq   uint64 `json:"log_seq,omitempty"`
+}
+
+// released reports whether the lease was released with a marker in every
+// fenced stream: the next take may keep them.
+func (r LeaseRecord) released() bool {
+	if !r.Released {
+		return false
+	}
+	for _, kind := range FencedKinds {
+		if r.Fences[kind] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // FencedKinds are the streams a lease fences with markers.
@@ -114,18 +145,51 @@ type fenceMarker struct {
 // moved meanwhile.
 const maxMarkerRaces = 8
 
-// TakeLease makes this delivery of the request (turn, seq) the session's
-// only writer: it advances the lease by compare-and-set and writes its
-// fence markers. owner names the worker process. It fails with ErrFenced
-// when a later take overtook it.
+// TakeLease reads the session and takes its lease (ReadSession, then Take).
 func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string, seq uint64, owner string) (*Lease, error) {
+	s, err := b.ReadSession(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err := b.Take(ctx, state, s, turn, seq, owner)
+	return l, err
+}
+
+// Take makes this delivery of the request (turn, seq) the session's
+// only writer: it advances the lease by compare-and-set and fences every
+// earlier holder. owner names the worker process. It fails with ErrFenced
+// when a later take overtook it.
+//
+// s is the session as read before the take (ReadSession); the take starts
+// from the lease it holds. It returns the session the holder builds on,
+// which holds everything an earlier holder stored:
+//
+//   - after a release (the usual case: the session's previous turn ended),
+//     nobody can write under the earlier lease any more, and its markers
+//     still fence every holder before it, so the take writes no markers
+//     and keeps the release's; s is complete once its log reaches the
+//     last message the release recorded (LeaseRecord.LogSeq), and its
+//     state entries are complete because the compare-and-set succeeded on
+//     the revision s holds;
+//   - after a holder that did not release (it died, or is paused), the take
+//     writes its markers and reads the session again after them.
+func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, seq uint64, owner string) (*Lease, *Session, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*opTimeout) // a take is a few requests
 	defer cancel()
-	key := LeaseKey(session)
+	key := LeaseKey(s.Name)
+	session := s.Name
 	for race := 0; ; race++ {
-		prev, rev, known, err := readLease(ctx, state, key)
-		if err != nil {
-			return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
+		var (
+			prev       LeaseRecord
+			rev        uint64
+			known      bool
+			err        error
+			fromCached = race == 0
+		)
+		if fromCached {
+			prev, rev, known = leaseOf(s)
+		} else if prev, rev, known, err = readLease(ctx, state, key); err != nil {
+			return nil, nil, fmt.Errorf("bus: lease of %s: %w", session, err)
 		}
 		rec := LeaseRecord{V: 1, Epoch: prev.Epoch + 1, Turn: turn, Seq: seq, Deliveries: 1, Owner: owner, Fences: prev.Fences}
 		if prev.Turn == turn && prev.Seq == seq {
@@ -138,6 +202,12 @@ func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string,
 			rev, err = state.kv.Update(ctx, key, data, rev)
 		}
 		if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
+			if fromCached {
+				// The session as read is behind the lease (another worker
+				// took or released it since): read the lease itself.
+				b.cache.invalidate(session)
+				continue
+			}
 			// The key moved since it was read: a newer take fences this
 			// one, but the previous holder's release (after its ack, just
 			// when this request became the session's first) does not.
@@ -145,14 +215,26 @@ func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string,
 			if rerr == nil && cur.Epoch <= prev.Epoch && race < maxMarkerRaces {
 				continue
 			}
-			return nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
+			return nil, nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bus: lease of %s: %w", session, err)
+			return nil, nil, fmt.Errorf("bus: lease of %s: %w", session, err)
 		}
-		l := &Lease{bus: b, state: state, js: b.js, session: session, rev: rev, rec: rec, fences: map[string]uint64{}, subj: map[string]string{}}
+		s.stored(key, Entry{Value: data, Revision: rev})
+		l := &Lease{bus: b, state: state, js: b.js, session: session, rev: rev, rec: rec, fences: map[string]uint64{}, subj: map[string]string{}, view: s}
 		for _, kind := range FencedKinds {
 			l.subj[kind] = FenceSubject(b.subjects, kind, session)
+		}
+		if known && prev.released() && fromCached {
+			maps.Copy(l.fences, prev.Fences)
+			l.fenceHeaders()
+			view, err := b.complete(ctx, s, prev.LogSeq)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.view = view
+			l.logSeq.Store(view.Log.LastStreamSeq)
+			return l, view, nil
 		}
 		err = l.mark(ctx)
 		var later *laterEpoch
@@ -162,16 +244,60 @@ func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string,
 			l.rec.Epoch = later.epoch + 1
 			data, _ := json.Marshal(l.rec)
 			if l.rev, err = state.kv.Update(ctx, key, data, l.rev); err != nil {
-				return nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
+				return nil, nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
 			}
+			s.stored(key, Entry{Value: data, Revision: l.rev})
 			err = l.mark(ctx)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		l.fenceHeaders()
-		return l, nil
+		// Read after the markers: everything an earlier holder stored is
+		// in it, and nothing it writes from now on is.
+		view, err := b.ReadSession(ctx, session)
+		if err != nil {
+			return nil, nil, err
+		}
+		l.view = view
+		l.logSeq.Store(view.Log.LastStreamSeq)
+		return l, view, nil
 	}
+}
+
+// maxLogReads bounds the reads of a session log that is behind its lease's
+// release (the read raced the releasing turn's last appends, or a replica
+// answered that has not stored them yet).
+const maxLogReads = 4
+
+// complete returns s, or s read again, once its log reaches stream sequence
+// logSeq.
+func (b *Bus) complete(ctx context.Context, s *Session, logSeq uint64) (*Session, error) {
+	for range maxLogReads {
+		if s.Log.LastStreamSeq >= logSeq {
+			return s, nil
+		}
+		var err error
+		if s, err = b.ReadSession(ctx, s.Name); err != nil {
+			return nil, err
+		}
+	}
+	if s.Log.LastStreamSeq >= logSeq {
+		return s, nil
+	}
+	return nil, fmt.Errorf("bus: session log of %s: read up to sequence %d, the lease was released at %d", s.Name, s.Log.LastStreamSeq, logSeq)
+}
+
+// leaseOf is the lease of s as read, as readLease returns it.
+func leaseOf(s *Session) (rec LeaseRecord, rev uint64, known bool) {
+	e, ok := s.Entry(LeaseKey(s.Name))
+	if !ok {
+		return LeaseRecord{}, 0, false
+	}
+	if json.Unmarshal(e.Value, &rec) != nil {
+		return LeaseRecord{}, e.Revision, false
+	}
+	return rec, e.Revision, true
 }
 
 // readLease reads a session's lease record and revision (0 when there is
@@ -306,21 +432,25 @@ func (l *Lease) Held(ctx context.Context) (bool, error) {
 	return e.Revision() == l.rev, nil
 }
 
-// Release ends the holding: the lease records that its turn ended, and the
-// markers the next take must find. It fails with ErrFenced if the lease was
-// lost. After Release nothing may be written under the lease.
+// Release ends the holding: the lease records that its turn ended, the
+// markers the next take keeps, and the stream sequence of the session log's
+// last message. It fails with ErrFenced if the lease was lost. After
+// Release nothing may be written under the lease.
 func (l *Lease) Release(ctx context.Context) error {
 	rec := l.rec
 	rec.Fences = l.fences
+	rec.Released, rec.LogSeq = true, l.logSeq.Load()
 	data, _ := json.Marshal(rec)
 	ctx, cancel := op(ctx)
 	defer cancel()
-	if _, err := l.state.kv.Update(ctx, LeaseKey(l.session), data, l.rev); err != nil {
+	rev, err := l.state.kv.Update(ctx, LeaseKey(l.session), data, l.rev)
+	if err != nil {
 		if isWrongLastSequence(err) {
 			return fmt.Errorf("%w: lease of %s lost before its release", ErrFenced, l.session)
 		}
 		return fmt.Errorf("bus: release lease of %s: %w", l.session, err)
 	}
+	l.view.stored(LeaseKey(l.session), Entry{Value: data, Revision: rev})
 	return nil
 }
 
@@ -351,10 +481,19 @@ func (l *Lease) fenceHeaders() {
 func (l *Lease) State() *FencedState { return &FencedState{l: l} }
 
 // FencedState writes TURN_STATE under a lease.
-type FencedState struct{ l *Lease }
+type FencedState struct {
+	l    *Lease
+	pipe pipeline // PutAsync's writes
+}
 
-// Get reads key (reads are not fenced).
+// Get reads key (reads are not fenced). A key of the session is read from
+// the session as the holder read it, with its own writes since: nobody
+// else writes them while it holds the lease.
 func (f *FencedState) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	if strings.HasPrefix(key, f.l.session+".") {
+		e, ok := f.l.view.Entry(key)
+		return e.Value, ok, nil
+	}
 	return f.l.state.Get(ctx, key)
 }
 
@@ -362,18 +501,16 @@ func (f *FencedState) Get(ctx context.Context, key string) ([]byte, bool, error)
 // with ErrFenced. A value the server cannot take fails with
 // wire.ErrRecordTooLarge.
 func (f *FencedState) Put(ctx context.Context, key string, value []byte) error {
-	m := &nats.Msg{Subject: stateSubject(key), Data: value, Header: nats.Header{
-		jetstream.ExpectedLastSubjSeqHeader:     {strconv.FormatUint(f.l.rev, 10)},
-		jetstream.ExpectedLastSubjSeqSubjHeader: {stateSubject(LeaseKey(f.l.session))},
-	}}
 	ctx, cancel := op(ctx)
 	defer cancel()
-	if _, err := f.l.js.PublishMsg(ctx, m); err != nil {
+	ack, err := f.l.js.PublishMsg(ctx, f.msg(key, value))
+	if err != nil {
 		if isWrongLastSequence(err) {
 			return fmt.Errorf("%w: state %s: the lease of %s was lost", ErrFenced, key, f.l.session)
 		}
 		return fmt.Errorf("bus: state %s: %w", key, sized(err))
 	}
+	f.stored(key, bytes.Clone(value), ack.Sequence)
 	return nil
 }
 

@@ -26,36 +26,15 @@ type Log struct {
 	Skipped int
 }
 
-// LoadLog reads a session's whole log.
+// LoadLog reads a session's whole log, with batch direct gets (a worker
+// reads it with ReadSession, which keeps it).
 func (b *Bus) LoadLog(ctx context.Context, session string) (*Log, error) {
-	subject := b.subjects.Message(session)
-	lctx, cancel := op(ctx)
-	last, err := b.messages.GetLastMsgForSubject(lctx, subject)
-	cancel()
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return &Log{}, nil
-	}
+	recs, err := b.readAfter(ctx, wire.StreamMessages, b.subjects.Message(session), 0)
 	if err != nil {
-		return nil, fmt.Errorf("bus: session log tail: %w", err)
+		return nil, fmt.Errorf("bus: session log of %s: %w", session, err)
 	}
-	log := &Log{LastStreamSeq: last.Sequence}
-	err = b.readRange(ctx, b.messages, subject, 1, last.Sequence, func(h jetstream.Msg) error {
-		var m wire.Message
-		if err := wire.Decode(h.Headers().Get(wire.HeaderContentType), h.Data(), &m); err != nil {
-			log.Skipped++
-			return nil
-		}
-		log.Messages = append(log.Messages, m)
-		meta, err := h.Metadata()
-		if err != nil {
-			return fmt.Errorf("bus: session log record: %w", err)
-		}
-		log.Stored = append(log.Stored, meta.Timestamp)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
+	e := &sessionEntry{session: session, state: map[string]Entry{}}
+	log, _ := e.apply(recs, nil)
 	return log, nil
 }
 
@@ -72,48 +51,6 @@ const readerResets = 4
 // readerInactiveThreshold lets the server delete the ephemeral consumers of
 // short reads soon after they stop.
 const readerInactiveThreshold = 10 * time.Second
-
-// readRange delivers the messages of subject with stream sequences in
-// [from, to] in order.
-func (b *Bus) readRange(ctx context.Context, s jetstream.Stream, subject string, from, to uint64, fn func(jetstream.Msg) error) error {
-	cctx, cancel := op(ctx)
-	defer cancel()
-	cons, err := s.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{subject},
-		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:       from,
-		InactiveThreshold: readerInactiveThreshold,
-		MaxResetAttempts:  readerResets,
-	})
-	if err != nil {
-		return fmt.Errorf("bus: read %s: %w", subject, err)
-	}
-	it, err := cons.Messages(readerExpiry)
-	if err != nil {
-		return fmt.Errorf("bus: read %s: %w", subject, err)
-	}
-	defer b.dropOrdered(ctx, cons)
-	defer it.Stop()
-	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("bus: read %s: %w", subject, err)
-		}
-		meta, err := m.Metadata()
-		if err != nil {
-			return fmt.Errorf("bus: read %s: %w", subject, err)
-		}
-		if err := fn(m); err != nil {
-			return err
-		}
-		if meta.Sequence.Stream >= to || meta.NumPending == 0 {
-			return nil
-		}
-	}
-}
 
 // dropOrdered deletes an ordered consumer once its reader has stopped, so
 // busy workers do not pile up ephemeral consumers until they expire.

@@ -49,6 +49,8 @@ type TurnWriter struct {
 	failed  error  // a serial publish's refusal, for Flush
 	logSeq  uint64 // stream sequence of the session's last message; 0 for none
 	logLen  uint64 // messages in the session log
+
+	pipe pipeline // AppendAsync's appends
 }
 
 // Turn opens a writer for one turn, positioned after the session log's last
@@ -264,7 +266,7 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 	if err != nil {
 		return err
 	}
-	opts := []jetstream.PublishOpt{jetstream.WithMsgID("msg:" + w.session + ":" + strconv.FormatUint(m.Seq, 10))}
+	opts := []jetstream.PublishOpt{jetstream.WithMsgID(appendID(w.session, m.Seq))}
 	if w.lease != nil {
 		// Only the lease holder writes the log: its marker fences it.
 		w.lease.fence("message", msg.Header)
@@ -285,7 +287,10 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 		// stale; it stops, and a redelivery resumes from the log.
 		return fmt.Errorf("%w: session %s position %d already written", ErrFenced, w.session, m.Seq)
 	}
-	w.logSeq, w.logLen = ack.Sequence, m.Seq
+	w.logSeq, w.logLen = max(w.logSeq, ack.Sequence), m.Seq
+	if w.lease != nil {
+		w.lease.appended(w.logSeq)
+	}
 	return nil
 }
 

@@ -24,15 +24,23 @@ var ErrFenced = wire.ErrFenced
 // Sessions is the durable side of a turn's delivery lifecycle (the worker
 // adapts internal/bus to it).
 type Sessions interface {
-	// Head returns the submit-stream sequence of the session's oldest
-	// request still pending, 0 if none.
-	Head(ctx context.Context, session string) (uint64, error)
-	// Record reads a turn's record (RecordKey); ok is false if none.
-	Record(ctx context.Context, session, turn string) (rec []byte, ok bool, err error)
-	// Take takes the session's lease for the request (turn, seq), fencing
-	// every earlier holder, and returns what the holder may read and write.
-	// It fails wrapping ErrFenced when another take overtook it.
-	Take(ctx context.Context, session, turn string, seq uint64, codec wire.Codec) (Held, error)
+	// Look reads, at once, what deciding on a delivery needs: the records
+	// of the session's turns and the session's head.
+	Look(ctx context.Context, session string) (Look, error)
+	// Take takes the session's lease for the request (turn, seq), starting
+	// from what look read, fencing every earlier holder, and returns what
+	// the holder may read and write. It fails wrapping ErrFenced when
+	// another take overtook it.
+	Take(ctx context.Context, look Look, turn string, seq uint64, codec wire.Codec) (Held, error)
+}
+
+// Look is a session as read before its lease is taken.
+type Look interface {
+	// Record is the turn's record (RecordKey); ok is false if none.
+	Record(turn string) (rec []byte, ok bool)
+	// Head is the submit-stream sequence of the session's oldest request
+	// still pending, 0 if none.
+	Head() uint64
 }
 
 // Held is a session lease this delivery holds, with the session as it was
@@ -42,6 +50,8 @@ type Held interface {
 	// Deliveries counts the deliveries of the request that took the
 	// lease, this one included.
 	Deliveries() int
+	// Record is the turn's record as stored when the lease was taken.
+	Record() (rec []byte, ok bool)
 	// Log is the session log and each message's store time.
 	Log() ([]wire.Message, []time.Time)
 	// Tail is the turn's last stored chunk.
@@ -67,6 +77,15 @@ type Delivery struct {
 	Waits   int
 	Schemas ToolSchemas
 	Results ResultsOpener
+	// Look, when set, is the session as its caller read it already (while
+	// it decoded the request); Deliver reads it itself otherwise.
+	Look func() (Look, error)
+	// Admitted, when set, reports whether the request is still this
+	// delivery's to run (the worker's intake guard, released while the
+	// lease is taken): an error leaves the request to the delivery that
+	// owns it now. It is called once the lease is held, before anything is
+	// written under it.
+	Admitted func() error
 }
 
 // Settle is what the worker does with a delivery: its one ack decision.
@@ -165,7 +184,15 @@ func identify(rec *Record, seq uint64) deliveryKind {
 // Deliver runs one delivery to its verdict.
 func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 	req := d.Request
-	rec, err := lc.record(ctx, req)
+	read := d.Look
+	if read == nil {
+		read = func() (Look, error) { return lc.Sessions.Look(ctx, req.SessionID) }
+	}
+	look, err := read()
+	if err != nil {
+		return Verdict{Settle: SettleRetry, What: "unreadable_session", Err: err}
+	}
+	rec, err := parseRecord(req, func() ([]byte, bool) { return look.Record(req.TurnID) })
 	if err != nil {
 		return Verdict{Settle: SettleRetry, What: "unreadable_record", Err: err}
 	}
@@ -175,11 +202,11 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		return Verdict{Settle: SettleAck, What: "duplicate"}
 	}
 	if k != kindEnded {
-		if v, ok := lc.order(ctx, d); !ok {
+		if v, ok := lc.order(look.Head(), d); !ok {
 			return v
 		}
 	}
-	held, err := lc.Sessions.Take(ctx, req.SessionID, req.TurnID, d.Seq, d.Codec)
+	held, err := lc.Sessions.Take(ctx, look, req.TurnID, d.Seq, d.Codec)
 	if err != nil {
 		if errors.Is(err, ErrFenced) {
 			return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
@@ -187,9 +214,16 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		return Verdict{Settle: SettleRetry, What: "lease_unavailable", Err: err}
 	}
 	lc.Loop.probe(ProbeLeased)
+	if d.Admitted != nil {
+		if err := d.Admitted(); err != nil {
+			// Taking the lease fenced nothing the owner wrote: it takes
+			// the lease again, over this unreleased one.
+			return Verdict{Settle: SettleLeave, What: "judged_elsewhere", Err: err}
+		}
+	}
 	// Decide again from what is stored now that no earlier delivery can
 	// write: one paused before the take may have ended the turn meanwhile.
-	if rec, err = lc.record(ctx, req); err != nil {
+	if rec, err = parseRecord(req, held.Record); err != nil {
 		return Verdict{Settle: SettleRetry, What: "unreadable_record", Err: err}
 	}
 	switch k = identify(rec, d.Seq); {
@@ -197,10 +231,11 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
 	case k == kindEnded:
 		return lc.ended(ctx, d, held, rec.End)
-	case k == kindNew && inLog(held, req.TurnID):
-		// The log has the turn but no record names a request for it: a
-		// turn from before turn records (or whose record expired). The
-		// same turn id runs once.
+	case k == kindNew && held.Deliveries() == 1 && inLog(held, req.TurnID):
+		// The log has the turn, no record names a request for it, and no
+		// earlier delivery of this request took the lease: a turn from
+		// before turn records (or whose record expired). The same turn id
+		// runs once.
 		return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
 	}
 	if held.Deliveries() > lc.MaxDeliveries {
@@ -225,11 +260,11 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 	return lc.interrupted(ctx, d, held, out.Err)
 }
 
-// record reads the turn's record.
-func (lc *Lifecycle) record(ctx context.Context, req *wire.TurnRequest) (*Record, error) {
-	b, ok, err := lc.Sessions.Record(ctx, req.SessionID, req.TurnID)
-	if err != nil || !ok {
-		return nil, err
+// parseRecord decodes the turn's record as read (nil if it has none).
+func parseRecord(req *wire.TurnRequest, read func() ([]byte, bool)) (*Record, error) {
+	b, ok := read()
+	if !ok {
+		return nil, nil
 	}
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
@@ -259,11 +294,8 @@ func (lc *Lifecycle) ended(ctx context.Context, d Delivery, held Held, end *EndR
 // order keeps a session's turns in submission order, never overlapping: a
 // request runs only when it is the session's oldest pending one. An
 // earlier one pending makes it wait, handed back without holding anything.
-func (lc *Lifecycle) order(ctx context.Context, d Delivery) (Verdict, bool) {
-	head, err := lc.Sessions.Head(ctx, d.Request.SessionID)
+func (lc *Lifecycle) order(head uint64, d Delivery) (Verdict, bool) {
 	switch {
-	case err != nil:
-		return Verdict{Settle: SettleRetry, What: "order_unknown", Err: err}, false
 	case head == d.Seq:
 		return Verdict{}, true
 	case head == 0 || head > d.Seq:
@@ -284,9 +316,17 @@ func WaitDelay(waits int) time.Duration {
 // resubmission.
 func (lc *Lifecycle) accept(ctx context.Context, d Delivery, held Held) error {
 	b, _ := json.Marshal(Record{V: 1, Seq: d.Seq}) // plain fields: cannot fail
+	key := RecordKey(d.Request.SessionID, d.Request.TurnID)
+	if ps, ok := held.State().(pipelinedState); ok {
+		// Awaited with the turn's input messages, before the provider is
+		// called: a delivery that stops before it is stored finds the
+		// lease named its request (Held.Deliveries), and runs the turn.
+		ps.PutAsync(ctx, key, b)
+		return nil
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	if err := held.State().Put(wctx, RecordKey(d.Request.SessionID, d.Request.TurnID), b); err != nil {
+	if err := held.State().Put(wctx, key, b); err != nil {
 		return fmt.Errorf("turn: accept: %w", err)
 	}
 	return nil

@@ -59,10 +59,10 @@ func TestIdentityReadAfterTheTake(t *testing.T) {
 
 type endBeforeTake struct{ *memSessions }
 
-func (e *endBeforeTake) Take(ctx context.Context, session, turnID string, seq uint64, c wire.Codec) (turn.Held, error) {
-	_ = e.state.Put(ctx, turn.RecordKey(session, turnID), []byte(`{"v":1,"seq":4,"end":{"v":1,"type":"turn.failed","payload":{"reason":"provider_failed"}}}`))
+func (e *endBeforeTake) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, c wire.Codec) (turn.Held, error) {
+	_ = e.state.Put(ctx, turn.RecordKey(lk.(memLook).session, turnID), []byte(`{"v":1,"seq":4,"end":{"v":1,"type":"turn.failed","payload":{"reason":"provider_failed"}}}`))
 	e.terminals[turnID]++
-	return e.memSessions.Take(ctx, session, turnID, seq, c)
+	return e.memSessions.Take(ctx, lk, turnID, seq, c)
 }
 
 // TestTurnInLogWithoutRecordRunsOnce: a turn the session log already

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -160,11 +161,25 @@ func newSessions() *memSessions {
 	return s
 }
 
-func (s *memSessions) Head(context.Context, string) (uint64, error) { return s.head, nil }
-func (s *memSessions) Record(ctx context.Context, session, turnID string) ([]byte, bool, error) {
-	return s.state.Get(ctx, turn.RecordKey(session, turnID))
+func (s *memSessions) Look(ctx context.Context, session string) (turn.Look, error) {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	return memLook{kv: maps.Clone(s.state.kv), head: s.head, session: session}, nil
 }
-func (s *memSessions) Take(_ context.Context, session, turnID string, seq uint64, _ wire.Codec) (turn.Held, error) {
+
+type memLook struct {
+	kv      map[string][]byte
+	head    uint64
+	session string
+}
+
+func (l memLook) Record(turnID string) ([]byte, bool) {
+	b, ok := l.kv[turn.RecordKey(l.session, turnID)]
+	return b, ok
+}
+func (l memLook) Head() uint64 { return l.head }
+
+func (s *memSessions) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, _ wire.Codec) (turn.Held, error) {
 	if s.takeErr != nil {
 		return nil, s.takeErr
 	}
@@ -172,16 +187,20 @@ func (s *memSessions) Take(_ context.Context, session, turnID string, seq uint64
 	defer s.mu.Unlock()
 	key := fmt.Sprintf("%s/%d", turnID, seq)
 	s.takes[key]++
-	return &memHeld{s: s, deliveries: s.takes[key], log: append([]wire.Message(nil), s.log...)}, nil
+	rec, ok, _ := s.state.Get(ctx, turn.RecordKey(lk.(memLook).session, turnID))
+	return &memHeld{s: s, deliveries: s.takes[key], log: append([]wire.Message(nil), s.log...), rec: rec, recOK: ok}, nil
 }
 
 type memHeld struct {
 	s          *memSessions
 	deliveries int
 	log        []wire.Message
+	rec        []byte
+	recOK      bool
 }
 
-func (h *memHeld) Deliveries() int { return h.deliveries }
+func (h *memHeld) Deliveries() int        { return h.deliveries }
+func (h *memHeld) Record() ([]byte, bool) { return h.rec, h.recOK }
 func (h *memHeld) Log() ([]wire.Message, []time.Time) {
 	return h.log, make([]time.Time, len(h.log))
 }

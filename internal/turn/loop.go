@@ -200,10 +200,10 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	defer cancel()
 	out := r.drive(ctx, st.Inputs)
 	if out.Err != nil {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := r.w.Flush(fctx); err != nil {
-			r.log.Warn().Err(err).Msg("flush after failed delivery")
+		// Nothing of the delivery stays in flight once it is handed back
+		// (the delivery already failed: what else failed is only logged).
+		if err := r.sync(ctx); err != nil {
+			r.log.Warn().Err(err).Msg("writes in flight after a failed delivery")
 		}
 	}
 	return out
@@ -260,7 +260,7 @@ func (l *Loop) newRun(in Input) *run {
 func (r *run) drive(ctx context.Context, inputs int) Outcome {
 	for i := inputs; i < len(r.req.Input); i++ {
 		in := r.req.Input[i]
-		if err := r.append(ctx, &wire.Message{Role: in.Role, Content: in.Content}); err != nil {
+		if err := r.appendAsync(ctx, &wire.Message{Role: in.Role, Content: in.Content}); err != nil {
 			return r.interrupted(ctx, err)
 		}
 	}
@@ -304,6 +304,23 @@ func (r *run) append(ctx context.Context, m *wire.Message) error {
 	return nil
 }
 
+// appendAsync persists a message of this turn without waiting for the
+// ack when the writer pipelines appends: the step's checkpoint waits for
+// it, before the provider is called.
+func (r *run) appendAsync(ctx context.Context, m *wire.Message) error {
+	pw, ok := r.w.(pipelinedWriter)
+	if !ok {
+		return r.append(ctx, m)
+	}
+	m.SessionID, m.TurnID, m.Time = r.req.SessionID, r.req.TurnID, r.loop.now()
+	if err := pw.AppendAsync(ctx, m); err != nil {
+		return err
+	}
+	r.msgs = append(r.msgs, *m)
+	r.stored = append(r.stored, m.Time)
+	return nil
+}
+
 // finish writes the terminal event.
 func (r *run) finish(ctx context.Context, status, reason string, st history.TurnState) Outcome {
 	if status == wire.EventTurnCompleted {
@@ -337,13 +354,24 @@ func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Ou
 	defer cancel()
 	ev := r.event(status, 0, 0, p)
 	r.loop.probe(ProbeBeforeEnding)
-	// The end is recorded first: whatever happens after, the turn is over.
+	// Everything before the end is stored before it.
+	if err := r.sync(wctx); err != nil {
+		return Outcome{Err: err}
+	}
+	// The end record and the terminal event go out together (with the
+	// continuation envelope, if any) and are awaited together. A delivery
+	// that stops between them resumes: with the end recorded, it publishes
+	// the event again; without it, it finishes the turn again from the
+	// log, and the same event is deduplicated by its message id.
 	rec := Record{V: 1, Seq: r.seq, End: &EndRecord{V: history.ReplayVersion, Type: status, Payload: p}}
-	if err := r.put(wctx, RecordKey(r.req.SessionID, r.req.TurnID), rec); err != nil {
+	if err := r.putAsync(wctx, RecordKey(r.req.SessionID, r.req.TurnID), rec); err != nil {
 		return Outcome{Err: err}
 	}
 	if err := r.w.Terminal(wctx, ev); err != nil {
 		return Outcome{Err: fmt.Errorf("turn: terminal event: %w", err)}
+	}
+	if err := r.sync(wctx); err != nil {
+		return Outcome{Err: err}
 	}
 	return Outcome{Status: status, Reason: reason}
 }

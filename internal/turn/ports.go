@@ -25,6 +25,22 @@ type Writer interface {
 	Terminal(ctx context.Context, ev *wire.SessionEvent) error
 }
 
+// pipelinedWriter is a Writer that appends without waiting for the ack
+// (bus.TurnWriter): Sync waits for what it published. A Writer without it
+// appends synchronously.
+type pipelinedWriter interface {
+	AppendAsync(ctx context.Context, m *wire.Message) error
+	Sync(ctx context.Context) error
+}
+
+// pipelinedState is a StateStore that writes without waiting for the ack
+// (bus.FencedState): Sync waits for what it published and reports the
+// first failure. A StateStore without it writes synchronously.
+type pipelinedState interface {
+	PutAsync(ctx context.Context, key string, value []byte)
+	Sync(ctx context.Context) error
+}
+
 // Results delivers valid tool results of the turn's session in arrival order.
 type Results interface {
 	Next(ctx context.Context) (wire.ToolResult, error)

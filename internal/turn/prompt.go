@@ -159,10 +159,15 @@ func (r *run) saveEnvelope(ctx context.Context) {
 		e = nil
 	}
 	b, err := continuation.Serialize(e)
-	if err == nil {
-		err = r.state.Put(ctx, EnvelopeKey(r.req.SessionID), b)
-	}
 	if err != nil {
+		r.log.Warn().Err(err).Msg("continuation envelope not saved")
+		return
+	}
+	if ps, ok := r.state.(pipelinedState); ok {
+		ps.PutAsync(ctx, EnvelopeKey(r.req.SessionID), b) // awaited with the turn's end
+		return
+	}
+	if err := r.state.Put(ctx, EnvelopeKey(r.req.SessionID), b); err != nil {
 		r.log.Warn().Err(err).Msg("continuation envelope not saved")
 	}
 }

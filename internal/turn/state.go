@@ -92,11 +92,52 @@ func (r *run) put(ctx context.Context, key string, v any) error {
 	return nil
 }
 
-// checkpoint makes a step's request facts durable before its call.
+// putAsync stores v under key without waiting when the store pipelines
+// writes (r.sync waits), synchronously otherwise.
+func (r *run) putAsync(ctx context.Context, key string, v any) error {
+	ps, ok := r.state.(pipelinedState)
+	if !ok {
+		return r.put(ctx, key, v)
+	}
+	b, err := wire.JSON.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("turn: encode state: %w", err)
+	}
+	ps.PutAsync(ctx, key, b)
+	return nil
+}
+
+// sync waits for every write of the delivery still in flight (chunks, raw
+// frames, events, pipelined appends and state writes) and returns the first
+// failure: nothing the turn decides next rests on a write that was lost.
+// Like appends, it is not cut short by a cancellation.
+func (r *run) sync(ctx context.Context) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	first := r.w.Flush(wctx)
+	if pw, ok := r.w.(pipelinedWriter); ok {
+		if err := pw.Sync(wctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	if ps, ok := r.state.(pipelinedState); ok {
+		if err := ps.Sync(wctx); err != nil && first == nil {
+			first = fmt.Errorf("turn: state: %w", err)
+		}
+	}
+	return first
+}
+
+// checkpoint makes a step's request facts durable before its call, with
+// every write of the delivery before it (the turn's record and input
+// messages go out with it, and are awaited together).
 func (r *run) checkpoint(ctx context.Context, step, attemptBase int) error {
-	return r.put(ctx, RequestKey(r.req.SessionID, r.req.TurnID, step), RequestFacts{
+	if err := r.putAsync(ctx, RequestKey(r.req.SessionID, r.req.TurnID, step), RequestFacts{
 		V: history.ReplayVersion, Step: step, AttemptBase: attemptBase, Route: r.req.Route, Messages: len(r.msgs),
-	})
+	}); err != nil {
+		return err
+	}
+	return r.sync(ctx)
 }
 
 // record stores a finalized step's replay state before its message: the
@@ -118,7 +159,8 @@ func (r *run) record(ctx context.Context, step int, res *provider.Result, calls 
 	if r.storesEcho(res, calls) {
 		st.Echo = &history.Echo{Field: "reasoning_content", Value: resp.Reasoning}
 	}
-	return r.put(ctx, history.StateKey(r.req.SessionID, r.req.TurnID, step), st)
+	// Awaited with the step's chunks (persist): both before its message.
+	return r.putAsync(ctx, history.StateKey(r.req.SessionID, r.req.TurnID, step), st)
 }
 
 // storesEcho decides whether a step's reasoning is kept as replay echo.

@@ -142,9 +142,9 @@ func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *
 	if res.Response != nil {
 		r.diagnose(step, proj, res.Target)
 	}
-	if ferr := r.w.Flush(ctx); ferr != nil && ctx.Err() == nil {
-		return nil, r.interrupted(ctx, ferr), true
-	}
+	// The attempt's chunks are awaited at the step's next write (persist,
+	// a retry's checkpoint, the terminal event): every path syncs before
+	// it stores anything that rests on them.
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, provider.ErrRelay) {
 			return nil, r.interrupted(ctx, err), true
@@ -193,6 +193,9 @@ func (r *run) persist(ctx context.Context, step int, obs *stepObserver, res *pro
 	resp := res.Response
 	if err := r.record(ctx, step, res, calls); err != nil {
 		return r.interrupted(ctx, err), true
+	}
+	if err := r.sync(ctx); err != nil {
+		return r.interrupted(ctx, err), true // its chunks or its state lost: the step runs again
 	}
 	msg := &wire.Message{
 		Step: step, Role: wire.RoleAssistant, Content: text, ToolCalls: calls,

@@ -55,7 +55,15 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		w.reject(ctx, msg, "", nil, wire.JSON, err, log) // the "_invalid" session
 		return
 	}
-	req, codec, schemas, handled := w.intake(ctx, msg, session, meta, log)
+	// The session is read while the request is decoded (the decode waits
+	// for its intake guard): the read is what the turn's lease is taken
+	// from.
+	looked := make(chan lookResult, 1)
+	go func() {
+		l, err := w.turns.Sessions.Look(ctx, session)
+		looked <- lookResult{l, err}
+	}()
+	req, codec, schemas, admitted, handled := w.intake(ctx, msg, session, meta, log)
 	if handled {
 		return
 	}
@@ -72,6 +80,11 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		// delivery's identity (a restarted server may reset it).
 		Waits:   int(meta.NumDelivered) - 1,
 		Schemas: schemas, Results: w.openResults(session),
+		Look: func() (turn.Look, error) {
+			r := <-looked
+			return r.look, r.err
+		},
+		Admitted: admitted,
 	}
 	// Registered before the first look at the session's order, so the
 	// release of the turn it waits for cannot slip past unseen.
@@ -88,6 +101,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 			return
 		}
 		d.Waits++
+		d.Look, d.Admitted = nil, nil // read again, after the wait; admitted once
 		v = w.turns.Deliver(turnCtx, d)
 	}
 	defer v.Finish(ctx) // after the one ack decision below
@@ -116,6 +130,12 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		// Another delivery owns the request: settling this one could hand
 		// it to a third worker while the owner runs it.
 	}
+}
+
+// lookResult is a session read while its request is decoded.
+type lookResult struct {
+	look turn.Look
+	err  error
 }
 
 // decode reads, defaults and validates a request, and compiles its tool

@@ -64,12 +64,15 @@ type guard struct {
 // TTL.
 //
 // handled is true when the delivery was settled here (handed back or
-// dead-lettered); otherwise req, codec and schemas are the admitted request.
-func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, log zerolog.Logger) (req *wire.TurnRequest, codec wire.Codec, schemas turn.ToolSchemas, handled bool) {
+// dead-lettered); otherwise req, codec and schemas are the admitted request,
+// and admitted reports, once the guard's release is done (it runs while
+// the session's lease is taken: turn.Delivery.Admitted), whether the
+// request is still this delivery's.
+func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, log zerolog.Logger) (req *wire.TurnRequest, codec wire.Codec, schemas turn.ToolSchemas, admitted func() error, handled bool) {
 	n := len(msg.Data())
 	if !w.takeDecodeSlot(ctx, n) {
 		w.settle(msg, log, nakSoon) // shutting down
-		return nil, nil, nil, true
+		return nil, nil, nil, nil, true
 	}
 	w.decodeGate.RLock()
 	key := intakeKey(meta.Sequence.Stream)
@@ -84,7 +87,7 @@ func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta 
 		w.releaseDecodeSlot(n)
 		log.Warn().Err(err).Msg("cannot write the intake guard; handing the request back")
 		w.settle(msg, log, nakLater)
-		return nil, nil, nil, true
+		return nil, nil, nil, nil, true
 	case created:
 		defer w.releaseDecodeSlot(n)
 		defer w.decodeGate.RUnlock()
@@ -107,7 +110,7 @@ func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta 
 		if err != nil {
 			log.Warn().Err(err).Msg("cannot mark the intake guard; handing the request back")
 			w.settle(msg, log, nakLater)
-			return nil, nil, nil, true
+			return nil, nil, nil, nil, true
 		}
 		return w.decodeGuardedBy(ctx, msg, session, meta, key, rev, log)
 	}
@@ -119,28 +122,38 @@ func (w *Worker) intake(ctx context.Context, msg delivery, session string, meta 
 	if _, err := w.state.Update(ctx, key, b, prev.Revision); err != nil {
 		log.Warn().Err(err).Msg("cannot mark the intake guard; handing the request back")
 		w.settle(msg, log, nakLater)
-		return nil, nil, nil, true
+		return nil, nil, nil, nil, true
 	}
 	log.Error().Uint64("died_at_delivery", died).Bool("isolated", g.Isolated).Msg("an earlier delivery died decoding this request; dead-lettering it")
 	w.reject(ctx, msg, session, nil, wire.JSON, &wire.ValidationError{Reason: reasonPoison, Detail: "an earlier delivery died while decoding the request"}, log)
-	return nil, nil, nil, true
+	return nil, nil, nil, nil, true
 }
 
 // decodeGuardedBy decodes under the intake guard at revision rev, then
 // releases it. If the guard moved meanwhile (this delivery was paused past
 // its ack wait, and another one judged the request), it stops: the request
-// is that delivery's now, and this one neither rejects nor runs it.
-func (w *Worker) decodeGuardedBy(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, key string, rev uint64, log zerolog.Logger) (*wire.TurnRequest, wire.Codec, turn.ToolSchemas, bool) {
+// is that delivery's now, and this one neither rejects nor runs it. An
+// admitted request's release runs on while the turn's lease is taken
+// (admitted waits for it), so it costs the turn no round trip of its own.
+func (w *Worker) decodeGuardedBy(ctx context.Context, msg delivery, session string, meta *jetstream.MsgMetadata, key string, rev uint64, log zerolog.Logger) (*wire.TurnRequest, wire.Codec, turn.ToolSchemas, func() error, bool) {
 	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
-	if errors.Is(w.release(ctx, key, rev, log), bus.ErrFenced) {
-		log.Warn().Msg("another delivery judged this request while this one was paused; leaving it")
-		return nil, nil, nil, true
+	released := make(chan error, 1)
+	go func() { released <- w.release(ctx, key, rev, log) }()
+	admitted := func() error {
+		if err := <-released; errors.Is(err, bus.ErrFenced) {
+			log.Warn().Msg("another delivery judged this request while this one was paused; leaving it")
+			return err
+		}
+		return nil // a release that failed otherwise expires with the bucket's TTL
 	}
 	if rejection != nil {
+		if admitted() != nil {
+			return nil, nil, nil, nil, true
+		}
 		w.reject(ctx, msg, session, req, codec, rejection, log)
-		return nil, nil, nil, true
+		return nil, nil, nil, nil, true
 	}
-	return req, codec, schemas, false
+	return req, codec, schemas, admitted, false
 }
 
 // decodeGuarded is decode with a panic turned into a rejection.

@@ -18,46 +18,61 @@ type sessions struct {
 
 var _ turn.Sessions = (*sessions)(nil)
 
-func (s *sessions) Head(ctx context.Context, session string) (uint64, error) {
-	return s.bus.FirstPending(ctx, session)
+// Look reads the session (bus.ReadSession: its log, its state and its head
+// at once, only what is new since this worker last read it).
+func (s *sessions) Look(ctx context.Context, session string) (turn.Look, error) {
+	read, err := s.bus.ReadSession(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	return &look{read: read}, nil
 }
 
-func (s *sessions) Record(ctx context.Context, session, turnID string) ([]byte, bool, error) {
-	return s.state.Get(ctx, turn.RecordKey(session, turnID))
+// look is a session as read before the take.
+type look struct{ read *bus.Session }
+
+func (l *look) Head() uint64 { return l.read.Head }
+func (l *look) Record(turnID string) ([]byte, bool) {
+	e, ok := l.read.Entry(turn.RecordKey(l.read.Name, turnID))
+	return e.Value, ok
 }
 
-// Take takes the lease, then reads the session as the holder sees it: the
-// log and the chunk tail are read after the fence markers are written, so
-// they hold everything an earlier holder stored.
-func (s *sessions) Take(ctx context.Context, session, turnID string, seq uint64, codec wire.Codec) (turn.Held, error) {
-	lease, err := s.bus.TakeLease(ctx, s.state, session, turnID, seq, s.instance)
+// Take takes the lease from the session as looked at (bus.Take) and keeps
+// the session as the holder builds on it: everything an earlier holder
+// stored. The chunk tail is read only when an earlier delivery of the turn
+// may have published chunks: the turn has a record, or an earlier delivery
+// of the request took the lease.
+func (s *sessions) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, codec wire.Codec) (turn.Held, error) {
+	lease, read, err := s.bus.Take(ctx, s.state, lk.(*look).read, turnID, seq, s.instance)
 	if err != nil {
 		return nil, err
 	}
-	log, err := s.bus.LoadLog(ctx, session)
-	if err != nil {
-		return nil, err
+	h := &held{Lease: lease, read: read, turn: turnID, writer: lease.Turn(codec, read.Log), state: lease.State()}
+	if _, ok := h.Record(); ok || lease.Deliveries() > 1 {
+		tail, err := s.bus.LastChunk(ctx, read.Name, turnID)
+		if err != nil {
+			return nil, err
+		}
+		h.tail = turn.Tail{Step: tail.Step, Attempt: tail.Attempt, Seq: tail.Seq, Marker: tail.Marker}
 	}
-	tail, err := s.bus.LastChunk(ctx, session, turnID)
-	if err != nil {
-		return nil, err
-	}
-	return &held{
-		Lease: lease, log: log, writer: lease.Turn(codec, log), state: lease.State(),
-		tail: turn.Tail{Step: tail.Step, Attempt: tail.Attempt, Seq: tail.Seq, Marker: tail.Marker},
-	}, nil
+	return h, nil
 }
 
 // held is a taken lease with the session as read after the take.
 type held struct {
 	*bus.Lease
-	log    *bus.Log
+	read   *bus.Session
+	turn   string
 	tail   turn.Tail
 	writer *bus.TurnWriter
 	state  *bus.FencedState
 }
 
-func (h *held) Log() ([]wire.Message, []time.Time) { return h.log.Messages, h.log.Stored }
+func (h *held) Record() ([]byte, bool) {
+	e, ok := h.read.Entry(turn.RecordKey(h.read.Name, h.turn))
+	return e.Value, ok
+}
+func (h *held) Log() ([]wire.Message, []time.Time) { return h.read.Log.Messages, h.read.Log.Stored }
 func (h *held) Tail() turn.Tail                    { return h.tail }
 func (h *held) Writer() turn.Writer                { return h.writer }
 func (h *held) State() turn.StateStore             { return h.state }

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/turnstream/turnstream/internal/directget"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -259,7 +260,7 @@ func (t *Turn) read(ctx context.Context, kind int) error {
 	f := &t.kinds[kind]
 	ctx, cancel := readContext(ctx, t.done)
 	defer cancel()
-	caughtUp, err := getBatch(ctx, t.js, f.stream, f.subject, f.last, func(m *jetstream.RawStreamMsg) bool {
+	caughtUp, err := directget.Batch(ctx, t.js, f.stream, f.subject, f.last, func(m *jetstream.RawStreamMsg) bool {
 		if m.Subject != f.subject || m.Sequence <= f.last {
 			return false
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/turnstream/turnstream/internal/directget"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -280,7 +281,7 @@ func (t *Tap) wait(ctx context.Context) error {
 func (t *Tap) read(ctx context.Context) error {
 	ctx, cancel := readContext(ctx, t.done)
 	defer cancel()
-	caughtUp, err := getBatch(ctx, t.js, wire.StreamEvents, t.filter, t.last, func(m *jetstream.RawStreamMsg) bool {
+	caughtUp, err := directget.Batch(ctx, t.js, wire.StreamEvents, t.filter, t.last, func(m *jetstream.RawStreamMsg) bool {
 		if m.Sequence <= t.last || !matchSubject(t.filter, m.Subject) {
 			return false
 		}
