@@ -83,3 +83,26 @@ func TestTurnInLogWithoutRecordRunsOnce(t *testing.T) {
 		t.Errorf("Deliver() = %+v: re-ran a turn that ended under the previous release (=end key)", v)
 	}
 }
+
+// TestInputWithoutRecordResumes: the turn's record and its input messages
+// are written together, so a delivery may stop with the input stored and
+// the record not. The lease says an earlier delivery of this request took
+// it, so the turn in the log is this request's: it runs, once, rather than
+// being taken for a resubmission of a turn that ran.
+func TestInputWithoutRecordResumes(t *testing.T) {
+	ctx := context.Background()
+	s := newSessions()
+	s.head = 5
+	exec := answer("resumed")
+	lc := lifecycle(t, exec, s)
+	s.takes["t1/5"] = 1 // the delivery that stopped took the lease
+	s.log = []wire.Message{{SessionID: "s", TurnID: "t1", Seq: 1, Role: wire.RoleUser, Content: "hi"}}
+	v := lc.Deliver(ctx, delivery(5))
+	v.Finish(ctx)
+	if v.Settle != turn.SettleAck || v.What != wire.EventTurnCompleted || exec.calls != 1 {
+		t.Fatalf("Deliver() = %+v with %d provider call(s); want the turn run once to completion", v, exec.calls)
+	}
+	if rec := record(t, s); rec.Seq != 5 || rec.End == nil {
+		t.Errorf("record = %+v; want the request's, ended", rec)
+	}
+}

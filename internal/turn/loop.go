@@ -354,24 +354,19 @@ func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Ou
 	defer cancel()
 	ev := r.event(status, 0, 0, p)
 	r.loop.probe(ProbeBeforeEnding)
-	// Everything before the end is stored before it.
-	if err := r.sync(wctx); err != nil {
-		return Outcome{Err: err}
-	}
-	// The end record and the terminal event go out together (with the
-	// continuation envelope, if any) and are awaited together. A delivery
-	// that stops between them resumes: with the end recorded, it publishes
-	// the event again; without it, it finishes the turn again from the
-	// log, and the same event is deduplicated by its message id.
+	// The end is recorded first: whatever happens after, the turn is over.
+	// It goes out with what is still in flight (the last attempt's marker,
+	// the step's events, the continuation envelope), all awaited at once;
+	// then the terminal event, stored after everything else.
 	rec := Record{V: 1, Seq: r.seq, End: &EndRecord{V: history.ReplayVersion, Type: status, Payload: p}}
 	if err := r.putAsync(wctx, RecordKey(r.req.SessionID, r.req.TurnID), rec); err != nil {
 		return Outcome{Err: err}
 	}
-	if err := r.w.Terminal(wctx, ev); err != nil {
-		return Outcome{Err: fmt.Errorf("turn: terminal event: %w", err)}
-	}
 	if err := r.sync(wctx); err != nil {
 		return Outcome{Err: err}
+	}
+	if err := r.w.Terminal(wctx, ev); err != nil {
+		return Outcome{Err: fmt.Errorf("turn: terminal event: %w", err)}
 	}
 	return Outcome{Status: status, Reason: reason}
 }
