@@ -46,9 +46,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 
 	// Decoding and validation run under the heartbeat too: a slow one is
 	// not redelivered to a second worker meanwhile.
-	hbCtx, stopHeartbeat := context.WithCancel(ctx)
-	defer stopHeartbeat()
-	go w.heartbeat(hbCtx, msg, log)
+	defer w.beats.add(msg, log)()
 
 	session, err := w.subjects.ParseSubmit(msg.Subject())
 	if err != nil {
@@ -255,23 +253,6 @@ func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *
 
 func natsMsg(d delivery) *nats.Msg {
 	return &nats.Msg{Subject: d.Subject(), Header: d.Headers(), Data: d.Data()}
-}
-
-// heartbeat keeps the delivery from being redelivered while it runs.
-func (w *Worker) heartbeat(ctx context.Context, msg delivery, log zerolog.Logger) {
-	every := w.topology.WorkerConsumerConfig().AckWait / 3
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := msg.InProgress(); err != nil {
-				log.Warn().Err(err).Msg("heartbeat failed")
-			}
-		}
-	}
 }
 
 // openResults adapts the bus result follower to turn.Results.

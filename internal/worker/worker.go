@@ -64,6 +64,8 @@ type Worker struct {
 	instance string
 	inflight sync.WaitGroup
 	parking  *parking
+	// beats keeps the running deliveries alive.
+	beats *heartbeats
 	// stopping is closed when Run stops fetching: parked deliveries are
 	// handed back at once.
 	stopping chan struct{}
@@ -126,6 +128,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		instance:    nuid.Next(),
 		parking:     newParking(maxParkedPerSlot * cfg.Worker.Concurrency),
 		stopping:    make(chan struct{}),
+		beats:       newHeartbeats(topo.WorkerConsumerConfig().AckWait / 3),
 	}
 	w.loop = &turn.Loop{
 		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock, Limits: provider.Limits(cfg.Limits.Response)},
@@ -170,6 +173,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: cancel subscription: %w", err)
 	}
 	defer sub.Unsubscribe() //nolint:errcheck // the connection may be closing
+
+	// Running deliveries are kept alive until the last one is settled.
+	beatCtx, stopBeats := context.WithCancel(context.Background())
+	beatsDone := make(chan struct{})
+	go func() { defer close(beatsDone); w.beats.run(beatCtx) }()
+	defer func() { stopBeats(); <-beatsDone }()
 
 	// turnCtx outlives ctx by the drain timeout: running turns may finish.
 	turnCtx, stopTurns := context.WithCancelCause(context.WithoutCancel(ctx))
