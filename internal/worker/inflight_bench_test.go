@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -38,7 +39,10 @@ func BenchmarkInFlight(b *testing.B) {
 		})
 		e.http.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = n
 		e.startWorker()
-		ctx := ctxFor(b)
+		// Longer than ctxFor: n turns queue for one worker on a shared
+		// machine.
+		ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
+		defer cancel()
 		var ended atomic.Int64
 		sub, err := e.nc.Subscribe(wire.Subjects{}.LiveEvent("*"), func(m *nats.Msg) {
 			var ev wire.SessionEvent
