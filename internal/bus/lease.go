@@ -515,7 +515,7 @@ func (f *FencedState) Put(ctx context.Context, key string, value []byte) error {
 }
 
 // Turn opens the writer of the leased turn, positioned after the session
-// log's last message (log from LoadLog, read after the take). Every record
+// log's last message (the log of the session Take returned). Every record
 // it writes is fenced by the lease.
 func (l *Lease) Turn(codec wire.Codec, log *Log) *TurnWriter {
 	w := l.bus.Turn(l.session, l.rec.Turn, codec, log)

@@ -54,7 +54,7 @@ type TurnWriter struct {
 }
 
 // Turn opens a writer for one turn, positioned after the session log's last
-// message (log from LoadLog).
+// message (a session read: ReadSession, LoadLog).
 func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter {
 	w := &TurnWriter{
 		js: b.js, codec: codec, session: session, turn: turn, subjects: b.subjects, tools: b.tools,

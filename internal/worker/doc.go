@@ -1,10 +1,16 @@
 // Package worker is the consume loop: it pulls turn requests from the
 // shared durable consumer in batches sized to its free concurrency, decides
 // once per delivery whether to ack, nak or terminate, keeps long turns alive
-// with heartbeats, starts a session's turns in submission order and never
+// with heartbeats (one loop for all of them), starts a session's turns in submission order and never
 // overlaps them, routes cancel requests to running turns, and drains
 // gracefully: stop taking work, let in-flight turns finish within a
 // deadline, hand the rest back for another worker to resume.
+//
+// A delivery waits for three round trips before its provider call: the
+// session is read while the request decodes under its intake guard, the
+// lease is taken while the guard is released, and the turn's record, input
+// messages and first request facts are awaited together
+// (BenchmarkTurnRoundTrips counts them).
 //
 // It also guards intake: each request decodes under its heartbeat, inside
 // an intake guard in TURN_STATE that dead-letters a request whose earlier
