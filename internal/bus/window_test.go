@@ -81,7 +81,8 @@ func slowLink(t *testing.T, server string, delay time.Duration) string {
 // is full and acks are slow to come back, a turn's chunks and events wait
 // for room instead of failing: every record is stored and Flush reports
 // nothing. (With nats.go's default stall wait, 200 ms, the second publish
-// behind a 300 ms ack failed, and the turn lost its records.)
+// behind a 300 ms ack failed, and the turn lost its records.) The window
+// is the connection's ack tracker's (bus.AckOptions.Window).
 func TestFullWindowWaitsForRoom(t *testing.T) {
 	srv := natstest.Start(t)
 	_, direct := srv.JetStream()
@@ -95,12 +96,15 @@ func TestFullWindowWaitsForRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(2), jetstream.WithPublishAsyncTimeout(bus.StallWait))
+	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := bus.New(ctx, js, wire.Subjects{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.TrackAcks(bus.AckOptions{Window: 2}); err != nil {
 		t.Fatal(err)
 	}
 	w := b.Turn("win", "t1", wire.JSON, nil)

@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +16,17 @@ import (
 
 // TurnWriter publishes one turn's records in the turn's encoding (raw
 // frames excepted: their body is the provider's bytes). Chunks, raw frames
-// and events are published asynchronously; Flush waits for their acks
-// once. Messages are appended synchronously behind an expected-sequence
-// fence. A TurnWriter is safe for concurrent use.
+// and events are published without waiting for their acks, which the
+// connection's ack tracker counts (acks.go); Flush waits for them once.
+// Messages are appended synchronously behind an expected-sequence fence.
+// A TurnWriter is safe for concurrent use.
+//
+// A record that failed (refused by the server, its ack lost or overdue,
+// not sent at all) fails every later Flush and Terminal of the writer:
+// the turn's records have a hole, so the delivery must not end the turn;
+// it is interrupted and a redelivery resumes it with a new writer. Only a
+// record the client refused for its size is reported by the next Flush
+// alone: its caller handles it (the attempt fails, the turn is aborted).
 type TurnWriter struct {
 	js       jetstream.JetStream
 	codec    wire.Codec
@@ -37,16 +44,26 @@ type TurnWriter struct {
 	// rejection.
 	lease *Lease
 
-	// serial holds, per fenced kind whose stream is replicated, the
-	// fenced publish still in flight: a clustered stream refuses a second
-	// message whose expected-sequence check names the same subject while
-	// the first is not yet committed, so there fenced records of one kind
-	// go one at a time (a standalone server takes them pipelined).
+	// serial holds, per fenced kind whose stream is replicated, the slot
+	// its publishes take one at a time: a clustered stream refuses a
+	// second message whose expected-sequence check names the same subject
+	// while the first is not yet committed, so there a fenced record of
+	// one kind waits until the kind has nothing awaiting its ack (a
+	// standalone server takes them pipelined).
 	serial map[string]*serialSlot
 
-	mu      sync.Mutex
-	pending []jetstream.PubAckFuture
-	failed  error  // a serial publish's refusal, for Flush
+	// acks is the connection's ack tracker; nil when it could not start,
+	// and then every publish fails with ackErr.
+	acks   *ackTracker
+	ackErr error
+	// group counts this writer's publishes awaiting their ack and keeps
+	// their first failure (guarded by acks.mu).
+	group ackGroup
+
+	mu sync.Mutex
+	// refused is a record the client refused for its size, for the next
+	// Flush.
+	refused error
 	logSeq  uint64 // stream sequence of the session's last message; 0 for none
 	logLen  uint64 // messages in the session log
 
@@ -63,6 +80,7 @@ func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter
 		eventSub: b.subjects.Event(session),
 		msgSub:   b.subjects.Message(session),
 	}
+	w.acks, w.ackErr = trackerOf(b.js.Conn())
 	if log != nil {
 		// Positions count undecodable records too: they hold positions.
 		w.logSeq, w.logLen = log.LastStreamSeq, uint64(len(log.Messages)+log.Skipped)
@@ -73,7 +91,7 @@ func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter
 // Codec is the turn's encoding.
 func (w *TurnWriter) Codec() wire.Codec { return w.codec }
 
-// Chunk publishes a chunk asynchronously.
+// Chunk publishes a chunk; Flush waits for its ack.
 func (w *TurnWriter) Chunk(c *wire.Chunk) error {
 	data, err := w.codec.Marshal(c)
 	if err != nil {
@@ -88,15 +106,15 @@ func (w *TurnWriter) Chunk(c *wire.Chunk) error {
 	if w.lease != nil {
 		w.lease.fence("chunk", m.Header)
 	}
-	return w.fencedAsync("chunk", m)
+	return w.fencedAsync(kindChunk, m)
 }
 
 // Raw publishes a provider frame, byte for byte, to the turn's TURN_RAW
-// subject asynchronously, fenced by the lease as chunks are; Flush waits
-// for its ack. The frame must be of the writer's turn. A frame too large
-// for the server fails with wire.ErrRecordTooLarge. f.Bytes is copied (a
-// provider may reuse its buffer once the frame is relayed, and an
-// asynchronous publish keeps its message until it is acknowledged).
+// subject, fenced by the lease as chunks are; Flush waits for its ack.
+// The frame must be of the writer's turn. A frame too large for the
+// server fails with wire.ErrRecordTooLarge. f.Bytes is not kept: the
+// connection copies the message into its write buffer before Raw returns
+// and never sends it again, so a provider may reuse its buffer at once.
 func (w *TurnWriter) Raw(f *wire.RawFrame) error {
 	if f.SessionID != w.session || f.TurnID != w.turn {
 		return fmt.Errorf("bus: raw frame of session %s turn %s given to the writer of session %s turn %s", f.SessionID, f.TurnID, w.session, w.turn)
@@ -105,14 +123,14 @@ func (w *TurnWriter) Raw(f *wire.RawFrame) error {
 	if err != nil {
 		return fmt.Errorf("bus: raw frame: %w", err)
 	}
-	m := &nats.Msg{Subject: w.rawSub, Data: bytes.Clone(f.Bytes), Header: h}
+	m := &nats.Msg{Subject: w.rawSub, Data: f.Bytes, Header: h}
 	if w.lease != nil {
 		w.lease.fence("raw", m.Header)
 	}
-	return w.fencedAsync("raw", m)
+	return w.fencedAsync(kindRaw, m)
 }
 
-// Event publishes an audit event asynchronously.
+// Event publishes an audit event; Flush waits for its ack.
 func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
 	m, err := encode(w.codec, w.eventSub, ev)
 	if err != nil {
@@ -121,95 +139,75 @@ func (w *TurnWriter) Event(ev *wire.SessionEvent) error {
 	if w.lease != nil {
 		w.lease.fence("event", m.Header)
 	}
-	return w.fencedAsync("event", m)
+	return w.fencedAsync(kindEvent, m)
 }
 
-// serialSlot is the one fenced publish of a kind in flight.
+// serialSlot is taken by the fenced publishes of a kind that go one at a
+// time (TurnWriter.serial).
 type serialSlot struct {
-	mu   sync.Mutex
-	last jetstream.PubAckFuture
-	// err is the refusal that stopped the kind: sticky, so nothing of the
-	// kind is published after a record the server refused.
-	err error
+	mu sync.Mutex
 }
 
-// settle waits for the slot's publish, if any; the caller holds s.mu.
-func (s *serialSlot) settle(ctx context.Context) error {
-	if s.err != nil || s.last == nil {
-		return s.err
-	}
-	f := s.last
-	select {
-	case <-f.Ok():
-	case err := <-f.Err():
-		s.last = nil
-		s.err = fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, fenced(err))
-		return s.err
-	case <-ctx.Done():
-		return ctx.Err() // the future stays: a later settle waits again
-	}
-	s.last = nil
-	return nil
-}
-
-// fencedAsync publishes a record of kind asynchronously; when the kind's
-// stream is replicated and the record is fenced, it first waits for the
-// kind's previous fenced publish to be acknowledged (a refusal stops the
-// writer there).
-func (w *TurnWriter) fencedAsync(kind string, m *nats.Msg) error {
-	slot, ok := w.serial[kind]
-	if w.lease == nil || !ok {
-		return w.async(m)
+// fencedAsync publishes a record of kind; when the kind's stream is
+// replicated and the record is fenced, it first waits until the kind has
+// nothing awaiting its ack (bounded by the ack timeout), and publishes
+// nothing after a failure.
+func (w *TurnWriter) fencedAsync(kind ackKind, m *nats.Msg) error {
+	slot := w.serial[kindNames[kind]]
+	if w.lease == nil || slot == nil || w.acks == nil {
+		return w.async(kind, m)
 	}
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
-	if err := slot.settle(context.Background()); err != nil {
+	if err := w.acks.idle(context.Background(), &w.group, kind); err != nil {
 		return err
 	}
-	f, err := w.js.PublishMsgAsync(m, stall)
-	if err != nil {
+	return w.async(kind, m)
+}
+
+// async publishes m, counted until its ack. A publish that cannot be sent
+// is also kept for the next Flush: a caller that only logs it (an event,
+// a marker) must not go on as if the record were stored.
+func (w *TurnWriter) async(kind ackKind, m *nats.Msg) error {
+	if w.acks == nil {
+		return fmt.Errorf("bus: publish %s: %w", m.Subject, w.ackErr)
+	}
+	// No ctx reaches a record's publish: a full window waits at most
+	// StallWait, or until the connection closes.
+	if err := w.acks.publish(context.Background(), &w.group, kind, m); err != nil {
 		err = fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
 		w.fail(err)
 		return err
 	}
-	slot.last = f
 	return nil
 }
 
-// fail keeps the first failure of a publish that no Flush will see.
+// fail keeps the failure of a publish that was not sent: a record too
+// large for the next Flush, anything else for every later one.
 func (w *TurnWriter) fail(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.failed == nil {
-		w.failed = err
+	if errors.Is(err, wire.ErrRecordTooLarge) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.refused == nil {
+			w.refused = err
+		}
+		return
 	}
+	w.acks.fail(&w.group, err)
 }
 
-// StallWait is how long an asynchronous publish waits for room when the
-// connection's window of unacknowledged publishes is full
-// (jetstream.WithPublishAsyncMaxPending): as long as an ack may take
-// (the workers' publish-ack timeout), so a full window slows the turns
-// down instead of failing their records (nats.go's default gives up after
-// 200 ms, and a turn then loses its markers and is run again).
+// StallWait is how long a publish waits for room when the connection's
+// window of unacknowledged publishes is full (AckOptions.Window; for the
+// lease's fence markers, jetstream.WithPublishAsyncMaxPending): as long
+// as an ack may take (the default ack timeout), so a full window slows
+// the turns down instead of failing their records (nats.go's default
+// gives up after 200 ms, and a turn then loses its markers and is run
+// again).
 const StallWait = 30 * time.Second
 
-// stall makes a publish wait StallWait for room in the window.
+// stall makes a fence marker's asynchronous publish wait StallWait for
+// room in nats.go's window.
 var stall = jetstream.WithStallWait(StallWait)
-
-func (w *TurnWriter) async(m *nats.Msg) error {
-	f, err := w.js.PublishMsgAsync(m, stall)
-	if err != nil {
-		// Also kept for the next Flush: a caller that only logs it (an
-		// event, a marker) must not go on as if the record were stored.
-		err = fmt.Errorf("bus: publish %s: %w", m.Subject, sized(err))
-		w.fail(err)
-		return err
-	}
-	w.mu.Lock()
-	w.pending = append(w.pending, f)
-	w.mu.Unlock()
-	return nil
-}
 
 // headerRoom is kept free of a record's payload for its headers.
 const headerRoom = 4 << 10
@@ -220,37 +218,21 @@ func (w *TurnWriter) MaxRecordBytes() int {
 }
 
 // Flush waits for the acks of every chunk, raw frame and event published
-// so far and returns the first failure.
+// so far and returns the first failure. When ctx ends first it returns
+// ctx's error (or a failure already known), and nothing is forgotten: the
+// next Flush waits for the same acks.
 func (w *TurnWriter) Flush(ctx context.Context) error {
+	if w.acks == nil {
+		return fmt.Errorf("bus: flush: %w", w.ackErr)
+	}
+	if err := w.acks.idle(ctx, &w.group, allKinds); err != nil {
+		return err
+	}
 	w.mu.Lock()
-	pending := w.pending
-	w.pending = nil
-	first := w.failed
-	w.failed = nil
-	w.mu.Unlock()
-	for _, f := range pending {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			if first == nil {
-				first = fmt.Errorf("bus: publish %s: %w", f.Msg().Subject, fenced(err))
-			}
-		case <-ctx.Done():
-			if first != nil {
-				w.fail(first) // not lost: the next Flush reports it
-			}
-			return ctx.Err()
-		}
-	}
-	for _, slot := range w.serial {
-		slot.mu.Lock()
-		err := slot.settle(ctx)
-		slot.mu.Unlock()
-		if err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	defer w.mu.Unlock()
+	err := w.refused
+	w.refused = nil
+	return err
 }
 
 // Append writes a finalized message to the session log. It sets m.Seq to

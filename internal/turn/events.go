@@ -38,10 +38,13 @@ func (r *run) event(typ string, step, attempt int, p Payload) *wire.SessionEvent
 	}
 }
 
-// emit publishes an event asynchronously; a failure surfaces at the next
-// Flush, so it is only logged here.
+// emit publishes an event asynchronously. A failure is not this caller's
+// to handle: the writer keeps it (bus.TurnWriter), and its next Flush and
+// its Terminal return it, so the step or the turn's end fails the
+// delivery, which a redelivery resumes. It is logged here to say which
+// event it was.
 func (r *run) emit(typ string, step, attempt int, p Payload) {
 	if err := r.w.Event(r.event(typ, step, attempt, p)); err != nil {
-		r.log.Warn().Err(err).Str("event", typ).Msg("event publish failed")
+		r.log.Warn().Err(err).Str("event", typ).Msg("event publish failed; the delivery fails at the writer's next flush")
 	}
 }

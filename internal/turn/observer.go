@@ -148,9 +148,12 @@ func (o *stepObserver) settle(marker string) {
 	o.publish(c)
 }
 
+// publish publishes an attempt marker. A failure is kept by the writer
+// (as emit's is): its next Flush and its Terminal return it, and the
+// delivery fails there, so a turn never ends with a marker missing.
 func (o *stepObserver) publish(c *wire.Chunk) {
 	if err := o.r.w.Chunk(c); err != nil {
-		o.r.log.Warn().Err(err).Msg("attempt marker publish failed")
+		o.r.log.Warn().Err(err).Msg("attempt marker publish failed; the delivery fails at the writer's next flush")
 	}
 }
 
@@ -173,6 +176,7 @@ func (r *run) endTail(st history.TurnState) {
 		SessionID: r.req.SessionID, TurnID: r.req.TurnID,
 		Step: t.Step, Attempt: t.Attempt, Seq: t.Seq + 1, Marker: marker,
 	}); err != nil {
-		r.log.Warn().Err(err).Msg("ending the earlier delivery's attempt failed")
+		// Kept by the writer, as publish's failures are.
+		r.log.Warn().Err(err).Msg("ending the earlier delivery's attempt failed; the delivery fails at the writer's next flush")
 	}
 }

@@ -5,11 +5,17 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -111,6 +117,111 @@ func TestFramesSplitIntoChunksAndRawFrames(t *testing.T) {
 	for _, m := range chunkMsgs {
 		if bytes.Contains(m.Data(), []byte("secret thoughts")) || bytes.Contains(m.Data(), []byte(`"raw`)) {
 			t.Errorf("chunk %s carries the provider's bytes", m.Data())
+		}
+	}
+}
+
+// cancelledStep relays its frames through the observer while link holds
+// back the acks of the writer's connection, then the turn is cancelled (a
+// client's cancel arriving while the step's acks are in flight), and it
+// answers all the same. The first state write after it (the step's
+// record) lets the acks through.
+type cancelledStep struct {
+	frames []provider.Frame
+	link   *natstest.Link
+	cancel context.CancelCauseFunc
+	called atomic.Bool
+}
+
+func (x *cancelledStep) Execute(_ context.Context, chain []provider.Target, _ *provider.Request, obs provider.Observer) (*provider.Result, error) {
+	x.link.Hold()
+	x.called.Store(true)
+	for _, f := range x.frames {
+		if err := obs.Frame(1, chain[0], f); err != nil {
+			return nil, err
+		}
+	}
+	x.cancel(turn.ErrCancelled)
+	return &provider.Result{
+		Response: &assemble.Response{Text: "hi", FinishReason: wire.FinishStop, Terminal: true},
+		Target:   chain[0], API: provider.APIOpenAIChat,
+		Model:    provider.Model{Name: chain[0].Model, ContextTokens: 100_000},
+		Attempts: []provider.Attempt{{Number: 1, Target: chain[0]}},
+	}, nil
+}
+
+// releasing is a turn's state store that releases the step's link at its
+// first write after the step's call.
+type releasing struct {
+	turn.StateStore
+	step *cancelledStep
+}
+
+func (r releasing) Put(ctx context.Context, key string, value []byte) error {
+	if r.step.called.Load() {
+		r.step.link.Release()
+	}
+	return r.StateStore.Put(ctx, key, value)
+}
+
+// TestRefusedFrameFailsTheDelivery: a raw frame the server refuses fails
+// the turn's delivery (no terminal event, the outcome's error is the
+// refusal), even when the turn's context ended while the step's acks were
+// in flight. (The step's Flush, cut short by the cancellation, used to
+// forget the acks it had not reached, and the turn then ended as
+// completed over the refused frame.)
+func TestRefusedFrameFailsTheDelivery(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	raw, err := e.js.Stream(ctx, wire.StreamRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := raw.CachedInfo().Config // one raw frame per turn: the second is refused
+	cfg.MaxMsgsPerSubject, cfg.Discard, cfg.DiscardNewPerSubject = 1, jetstream.DiscardNew, true
+	if _, err := e.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The writer's connection goes through a link that can hold its acks
+	// back; the state is written on the direct one.
+	link := natstest.NewLink(t, e.nc.ConnectedUrl())
+	wnc, err := nats.Connect(link.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wnc.Close)
+	wjs, err := jetstream.New(wnc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wbus, err := bus.New(ctx, wjs, wire.Subjects{Prefix: wire.DefaultPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.bus.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	exec := &cancelledStep{link: link, cancel: cancel, frames: []provider.Frame{
+		{Raw: []byte(`{"choices":[{"delta":{"content":"hi"}}]}`), Delta: &wire.Delta{Text: "hi"}},
+		{Raw: []byte("[DONE]"), Event: "done"},
+	}}
+	bv := config.BudgetValues{MaxIterations: 4, MaxToolCalls: 4, MaxRepeatedToolFailures: 2, WallClock: config.Duration(wait)}
+	loop := &turn.Loop{Exec: exec, State: releasing{StateStore: st, step: exec}, Routes: routes{}, ToolTimeout: time.Second,
+		Log: testLog(t), Budgets: config.Budgets{BudgetValues: bv, Ceiling: bv}}
+	req := &wire.TurnRequest{SessionID: "s1", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "go"}}}
+	out := loop.Run(turnCtx, turn.Input{Request: req, Delivery: 1, Writer: wbus.Turn("s1", "t1", wire.JSON, nil)})
+
+	var apiErr *jetstream.APIError
+	if !errors.As(out.Err, &apiErr) || out.Status != "" {
+		t.Errorf("Run() = %+v; want the refused raw frame's error and no status", out)
+	}
+	for _, ev := range e.events("s1") {
+		if ev.Type == wire.EventTurnCompleted || ev.Type == wire.EventTurnFailed {
+			t.Errorf("terminal event %s stored over a refused raw frame", ev.Type)
 		}
 	}
 }

@@ -71,11 +71,11 @@ type Worker struct {
 	stopping chan struct{}
 }
 
-// AsyncWindow is the number of unacknowledged asynchronous publishes a
-// worker running concurrency turns allows: 64 per turn (a step's chunks,
-// raw frames and events, acked once per step), at least nats.go's default
-// of 4096 and at most 65536 (each holds a future and a timer until its
-// ack).
+// AsyncWindow is the number of unacknowledged publishes a worker running
+// concurrency turns allows on its connection (bus.AckOptions.Window): 64
+// per turn (a step's chunks, raw frames and events, acked once per step),
+// at least bus.DefaultAckWindow and at most 65536 (each holds an entry,
+// and its reply while it is buffered, until its ack).
 func AsyncWindow(concurrency int) int {
 	return min(max(64*concurrency, 4096), 65536)
 }
@@ -86,12 +86,16 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if o.Conn == nil || o.Config == nil {
 		return nil, errors.New("worker: a NATS connection and a config are required")
 	}
-	// An ack that never comes (no disconnect, a leader election) must not
-	// hang a flush: it fails after this and the turn is resumed. The
-	// window of unacknowledged publishes grows with the turns in flight; a
-	// full one makes publishes wait (bus.StallWait), never fail.
+	// The turns' records are counted by the bus's ack tracker (TrackAcks
+	// below); nats.go's asynchronous publisher is left the lease's fence
+	// markers, four per take, under the same bounds. An ack that never
+	// comes (no disconnect, a leader election) must not hang a flush: it
+	// fails after bus.StallWait and the turn is resumed. The window of
+	// unacknowledged publishes grows with the turns in flight; a full one
+	// makes publishes wait (bus.StallWait), never fail.
+	window := AsyncWindow(o.Config.Worker.Concurrency)
 	js, err := jetstream.New(o.Conn, jetstream.WithPublishAsyncTimeout(bus.StallWait),
-		jetstream.WithPublishAsyncMaxPending(AsyncWindow(o.Config.Worker.Concurrency)))
+		jetstream.WithPublishAsyncMaxPending(window))
 	if err != nil {
 		return nil, fmt.Errorf("worker: jetstream: %w", err)
 	}
@@ -104,6 +108,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	b, err := topo.Open(ctx, js, o.Log)
 	if err != nil {
 		return nil, err
+	}
+	if err := b.TrackAcks(bus.AckOptions{Window: window, Timeout: bus.StallWait}); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
 	}
 	state, err := b.State(ctx)
 	if err != nil {
