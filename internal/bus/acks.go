@@ -64,19 +64,13 @@ func (o AckOptions) withDefaults() AckOptions {
 	return o
 }
 
-// TrackAcks configures the ack accounting of the bus's connection. The
-// accounting is the connection's, shared by every Bus on it: the last
-// call's options hold. Without a call the defaults do. It fails when the
-// connection cannot subscribe to its reply subjects (it is closed).
+// TrackAcks configures the bus's ack accounting (every writer of the bus
+// shares one window). Without a call the defaults hold.
 func (b *Bus) TrackAcks(o AckOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	t, err := trackerOf(b.js.Conn())
-	if err != nil {
-		return err
-	}
-	t.configure(o.withDefaults())
+	b.acks.configure(o.withDefaults())
 	return nil
 }
 
@@ -149,30 +143,6 @@ type ackTracker struct {
 	// err is set when the connection closed: every later publish fails
 	// with it.
 	err error
-}
-
-// trackers holds the ack tracker of each connection: one per connection,
-// shared by every Bus on it, created by its first writer (or TrackAcks)
-// and removed when the connection closes.
-var trackers = struct {
-	sync.Mutex
-	m map[*nats.Conn]*ackTracker
-}{m: map[*nats.Conn]*ackTracker{}}
-
-// trackerOf returns the connection's tracker, starting it if there is
-// none.
-func trackerOf(nc *nats.Conn) (*ackTracker, error) {
-	trackers.Lock()
-	defer trackers.Unlock()
-	if t := trackers.m[nc]; t != nil {
-		return t, nil
-	}
-	t, err := startTracker(nc, AckOptions{}.withDefaults())
-	if err != nil {
-		return nil, err
-	}
-	trackers.m[nc] = t
-	return t, nil
 }
 
 // startTracker subscribes to the tracker's reply subjects and starts its
@@ -262,8 +232,7 @@ func (t *ackTracker) failAll(err error) {
 }
 
 // close ends the tracker with its connection: what is outstanding fails,
-// every later publish too, and the connection's next writer (if any)
-// finds no tracker.
+// and every later publish too.
 func (t *ackTracker) close() {
 	t.mu.Lock()
 	t.err = nats.ErrConnectionClosed
@@ -272,11 +241,6 @@ func (t *ackTracker) close() {
 	}
 	t.wakeRoom(true)
 	t.mu.Unlock()
-	trackers.Lock()
-	if trackers.m[t.nc] == t {
-		delete(trackers.m, t.nc)
-	}
-	trackers.Unlock()
 }
 
 // publish sends m with one of the tracker's reply subjects, counted in g

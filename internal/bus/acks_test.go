@@ -80,7 +80,7 @@ func event() *wire.SessionEvent {
 // every record is stored.
 func TestFlushWaitsForEveryAck(t *testing.T) {
 	srv, direct, ctx := ackEnv(t)
-	nc, b := openBus(t, ctx, slowLink(t, srv.URL()[len("nats://"):], 50*time.Millisecond))
+	_, b := openBus(t, ctx, slowLink(t, srv.URL()[len("nats://"):], 50*time.Millisecond))
 	w := b.Turn("s1", "t1", wire.JSON, nil)
 	const n = 20
 	for i := 1; i <= n; i++ {
@@ -97,7 +97,7 @@ func TestFlushWaitsForEveryAck(t *testing.T) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatalf("Flush() = %v", err)
 	}
-	if got := bus.Outstanding(nc); got != 0 {
+	if got := bus.Outstanding(b); got != 0 {
 		t.Errorf("publishes awaiting their ack after Flush = %d; want 0", got)
 	}
 	subjects := wire.Subjects{}
@@ -175,7 +175,7 @@ func TestFlushPastItsContextKeepsFailures(t *testing.T) {
 func TestAckTimeoutFailsThroughTheSweeper(t *testing.T) {
 	srv, _, ctx := ackEnv(t)
 	link := natstest.NewLink(t, srv.URL())
-	nc, b := openBus(t, ctx, link.URL())
+	_, b := openBus(t, ctx, link.URL())
 	if err := b.TrackAcks(bus.AckOptions{Window: 1, Timeout: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestAckTimeoutFailsThroughTheSweeper(t *testing.T) {
 	if err := w.Flush(ctx); !errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
 		t.Errorf("Flush() with no ack coming = %v; want jetstream.ErrAsyncPublishTimeout", err)
 	}
-	if got := bus.Outstanding(nc); got != 0 {
+	if got := bus.Outstanding(b); got != 0 {
 		t.Errorf("publishes awaiting their ack after they timed out = %d; want 0", got)
 	}
 }
@@ -219,7 +219,7 @@ func TestReconnectFailsOutstanding(t *testing.T) {
 	if err := next.Flush(ctx); err != nil {
 		t.Errorf("Flush() after the reconnect = %v", err)
 	}
-	if got := bus.Outstanding(nc); got != 0 {
+	if got := bus.Outstanding(b); got != 0 {
 		t.Errorf("publishes awaiting their ack = %d; want 0", got)
 	}
 }
@@ -263,11 +263,11 @@ func TestTrackerEndsWithItsConnection(t *testing.T) {
 	srv, _, ctx := ackEnv(t)
 	nc, b := openBus(t, ctx, srv.URL())
 	w := b.Turn("s1", "t1", wire.JSON, nil)
-	if !bus.Tracked(nc) {
-		t.Fatal("no ack tracker for a connection with a writer")
+	if bus.AcksEnded(b) {
+		t.Fatal("the ack tracker ended with its connection open")
 	}
 	nc.Close()
-	for deadline := time.Now().Add(30 * time.Second); bus.Tracked(nc); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !bus.AcksEnded(b); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the ack tracker outlived its connection")
 		}

@@ -30,6 +30,8 @@ type Bus struct {
 	tools *toolConsumers
 	// cache keeps the sessions read most recently (ReadSession).
 	cache *sessionCache
+	// acks counts the acks of the writers' asynchronous publishes.
+	acks *ackTracker
 	// stateReplicated and messagesReplicated: TURN_STATE or TURN_MESSAGES
 	// has more than one replica (pipelined writes wait for each ack there).
 	stateReplicated, messagesReplicated bool
@@ -83,6 +85,10 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 	if messages.CachedInfo().Config.MaxAge > 0 || state.CachedInfo().Config.MaxAge > 0 {
 		cacheBytes = 0 // records expire unseen: see sessionCache
 	}
+	acks, err := startTracker(js.Conn(), AckOptions{}.withDefaults())
+	if err != nil {
+		return nil, err
+	}
 	replicated := map[string]bool{
 		"chunk": chunks.CachedInfo().Config.Replicas > 1,
 		"raw":   raw.CachedInfo().Config.Replicas > 1,
@@ -90,8 +96,8 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 	}
 	return &Bus{
 		js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated,
-		tools:           newToolConsumers(js, Topology{Subjects: subjects}, zerolog.Nop()),
-		cache:           newSessionCache(cacheBytes),
+		tools: newToolConsumers(js, Topology{Subjects: subjects}, zerolog.Nop()),
+		cache: newSessionCache(cacheBytes), acks: acks,
 		stateReplicated: state.CachedInfo().Config.Replicas > 1, messagesReplicated: messages.CachedInfo().Config.Replicas > 1,
 	}, nil
 }

@@ -1,24 +1,15 @@
 package bus
 
-import "github.com/nats-io/nats.go"
-
-// Outstanding is how many publishes of nc await their ack (0 when nc has
-// no ack tracker).
-func Outstanding(nc *nats.Conn) int {
-	trackers.Lock()
-	t := trackers.m[nc]
-	trackers.Unlock()
-	if t == nil {
-		return 0
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.pending)
+// Outstanding is how many publishes of b await their ack.
+func Outstanding(b *Bus) int {
+	b.acks.mu.Lock()
+	defer b.acks.mu.Unlock()
+	return len(b.acks.pending)
 }
 
-// Tracked reports whether nc has an ack tracker.
-func Tracked(nc *nats.Conn) bool {
-	trackers.Lock()
-	defer trackers.Unlock()
-	return trackers.m[nc] != nil
+// AcksEnded reports whether b's ack tracker ended (its connection closed).
+func AcksEnded(b *Bus) bool {
+	b.acks.mu.Lock()
+	defer b.acks.mu.Unlock()
+	return b.acks.err != nil
 }

@@ -52,10 +52,8 @@ type TurnWriter struct {
 	// standalone server takes them pipelined).
 	serial map[string]*serialSlot
 
-	// acks is the connection's ack tracker; nil when it could not start,
-	// and then every publish fails with ackErr.
-	acks   *ackTracker
-	ackErr error
+	// acks is the bus's ack tracker.
+	acks *ackTracker
 	// group counts this writer's publishes awaiting their ack and keeps
 	// their first failure (guarded by acks.mu).
 	group ackGroup
@@ -80,7 +78,7 @@ func (b *Bus) Turn(session, turn string, codec wire.Codec, log *Log) *TurnWriter
 		eventSub: b.subjects.Event(session),
 		msgSub:   b.subjects.Message(session),
 	}
-	w.acks, w.ackErr = trackerOf(b.js.Conn())
+	w.acks = b.acks
 	if log != nil {
 		// Positions count undecodable records too: they hold positions.
 		w.logSeq, w.logLen = log.LastStreamSeq, uint64(len(log.Messages)+log.Skipped)
@@ -169,9 +167,6 @@ func (w *TurnWriter) fencedAsync(kind ackKind, m *nats.Msg) error {
 // is also kept for the next Flush: a caller that only logs it (an event,
 // a marker) must not go on as if the record were stored.
 func (w *TurnWriter) async(kind ackKind, m *nats.Msg) error {
-	if w.acks == nil {
-		return fmt.Errorf("bus: publish %s: %w", m.Subject, w.ackErr)
-	}
 	// No ctx reaches a record's publish: a full window waits at most
 	// StallWait, or until the connection closes.
 	if err := w.acks.publish(context.Background(), &w.group, kind, m); err != nil {
@@ -222,9 +217,6 @@ func (w *TurnWriter) MaxRecordBytes() int {
 // ctx's error (or a failure already known), and nothing is forgotten: the
 // next Flush waits for the same acks.
 func (w *TurnWriter) Flush(ctx context.Context) error {
-	if w.acks == nil {
-		return fmt.Errorf("bus: flush: %w", w.ackErr)
-	}
 	if err := w.acks.idle(ctx, &w.group, allKinds); err != nil {
 		return err
 	}
