@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,6 +31,10 @@ type Bus struct {
 	tools *toolConsumers
 	// cache keeps the sessions read most recently (ReadSession).
 	cache *sessionCache
+	// fences are the fenced streams by kind, with each one's max age (0:
+	// none), for their markers (Take).
+	fences      map[string]jetstream.Stream
+	fenceMaxAge map[string]time.Duration
 	// acks counts the acks of the writers' asynchronous publishes.
 	acks *ackTracker
 	// stateReplicated and messagesReplicated: TURN_STATE or TURN_MESSAGES
@@ -94,12 +99,18 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 		"raw":   raw.CachedInfo().Config.Replicas > 1,
 		"event": events.CachedInfo().Config.Replicas > 1,
 	}
-	return &Bus{
+	b := &Bus{
 		js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated,
 		tools: newToolConsumers(js, Topology{Subjects: subjects}, zerolog.Nop()),
 		cache: newSessionCache(cacheBytes), acks: acks,
 		stateReplicated: state.CachedInfo().Config.Replicas > 1, messagesReplicated: messages.CachedInfo().Config.Replicas > 1,
-	}, nil
+		fences:      map[string]jetstream.Stream{"message": messages, "chunk": chunks, "raw": raw, "event": events},
+		fenceMaxAge: map[string]time.Duration{},
+	}
+	for kind, s := range b.fences {
+		b.fenceMaxAge[kind] = s.CachedInfo().Config.MaxAge
+	}
+	return b, nil
 }
 
 // Subjects returns the subject names the bus uses.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -69,6 +70,13 @@ type Lease struct {
 	logSeq atomic.Uint64
 }
 
+// tag names, on a message the holder appends, the request it runs
+// (wire.HeaderRequest): a later delivery of the request tells the turn's
+// messages from those of another request with the same turn id.
+func (l *Lease) tag(h nats.Header) {
+	h[wire.HeaderRequest] = []string{strconv.FormatUint(l.rec.Seq, 10)}
+}
+
 // appended records the stream sequence of a message the holder appended.
 func (l *Lease) appended(seq uint64) { l.logSeq.Store(seq) }
 
@@ -113,11 +121,6 @@ func (r LeaseRecord) released() bool {
 // FencedKinds are the streams a lease fences with markers.
 var FencedKinds = []string{"message", "chunk", "raw", "event"}
 
-// fencedStreams names the stream of each fenced kind.
-var fencedStreams = map[string]string{
-	"message": wire.StreamMessages, "chunk": wire.StreamChunks, "raw": wire.StreamRaw, "event": wire.StreamEvents,
-}
-
 // LeaseKey is the TURN_STATE key of a session's lease.
 func LeaseKey(session string) string { return session + ".=lease" }
 
@@ -151,7 +154,7 @@ func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string,
 	if err != nil {
 		return nil, err
 	}
-	l, _, err := b.Take(ctx, state, s, turn, seq, owner)
+	l, _, err := b.Take(ctx, state, s, turn, seq, owner, nil)
 	return l, err
 }
 
@@ -173,9 +176,16 @@ func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string,
 //     the revision s holds;
 //   - after a holder that did not release (it died, or is paused), the take
 //     writes its markers and reads the session again after them.
-func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, seq uint64, owner string) (*Lease, *Session, error) {
+//
+// admit, when set, says whether the request is still this delivery's to
+// run (it may wait for the answer); an error stops the take before it
+// fences any other holder, and is returned. Over a release the take fences
+// nobody, so admit is awaited after the compare-and-set (the two round
+// trips overlap); otherwise before it.
+func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, seq uint64, owner string, admit func() error) (*Lease, *Session, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*opTimeout) // a take is a few requests
 	defer cancel()
+	admit = once(admit)
 	key := LeaseKey(s.Name)
 	session := s.Name
 	for race := 0; ; race++ {
@@ -190,6 +200,12 @@ func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, s
 			prev, rev, known = leaseOf(s)
 		} else if prev, rev, known, err = readLease(ctx, state, key); err != nil {
 			return nil, nil, fmt.Errorf("bus: lease of %s: %w", session, err)
+		}
+		keep := known && prev.released() && fromCached && b.markersKept(s, prev)
+		if !keep {
+			if err := admit(); err != nil {
+				return nil, nil, err
+			}
 		}
 		rec := LeaseRecord{V: 1, Epoch: prev.Epoch + 1, Turn: turn, Seq: seq, Deliveries: 1, Owner: owner, Fences: prev.Fences}
 		if prev.Turn == turn && prev.Seq == seq {
@@ -225,7 +241,12 @@ func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, s
 		for _, kind := range FencedKinds {
 			l.subj[kind] = FenceSubject(b.subjects, kind, session)
 		}
-		if known && prev.released() && fromCached {
+		if keep {
+			if err := admit(); err != nil {
+				// Nothing was fenced: the lease is left taken, unreleased,
+				// and the owner's take writes markers over it.
+				return nil, nil, err
+			}
 			maps.Copy(l.fences, prev.Fences)
 			l.fenceHeaders()
 			view, err := b.complete(ctx, s, prev.LogSeq)
@@ -262,6 +283,42 @@ func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, s
 		l.view = view
 		l.logSeq.Store(view.Log.LastStreamSeq)
 		return l, view, nil
+	}
+}
+
+// markersKept reports whether the released holder's fence markers are
+// still stored as it left them, and will be for a while: each is the last
+// record of its fence subject, with the sequence the release recorded, and
+// younger than half its stream's max age. Markers age out with their
+// stream's records (TURN_CHUNKS and TURN_RAW keep an hour by default); a
+// take that kept a marker gone would have every record of its kind refused.
+func (b *Bus) markersKept(s *Session, prev LeaseRecord) bool {
+	for _, kind := range FencedKinds {
+		m, ok := s.markers[kind]
+		if !ok || m.seq != prev.Fences[kind] {
+			return false
+		}
+		if age := b.fenceMaxAge[kind]; age > 0 && time.Since(m.at) > age/2 {
+			return false
+		}
+	}
+	return true
+}
+
+// once wraps admit so that it runs at most once (nil admits).
+func once(admit func() error) func() error {
+	if admit == nil {
+		return func() error { return nil }
+	}
+	var (
+		done bool
+		err  error
+	)
+	return func() error {
+		if !done {
+			done, err = true, admit()
+		}
+		return err
 	}
 }
 
@@ -389,18 +446,12 @@ func (l *Lease) mark(ctx context.Context) error {
 // lastMarker reads the stored marker of kind: its sequence and epoch (0, 0
 // when there is none).
 func (l *Lease) lastMarker(ctx context.Context, kind string) (seq, epoch uint64, err error) {
-	ctx, cancel := op(ctx)
-	defer cancel()
-	s, err := l.js.Stream(ctx, fencedStreams[kind])
+	m, err := l.bus.lastOn(ctx, kind, l.subj[kind])
 	if err != nil {
 		return 0, 0, fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
 	}
-	m, err := s.GetLastMsgForSubject(ctx, l.subj[kind])
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
+	if m == nil {
 		return 0, 0, nil
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
 	}
 	var fm fenceMarker
 	_ = json.Unmarshal(m.Data, &fm) // an unreadable marker counts as epoch 0

@@ -18,6 +18,9 @@ type Log struct {
 	Messages []wire.Message
 	// Stored holds the server's store time of each message.
 	Stored []time.Time
+	// Requests holds the submit-stream sequence of the request whose turn
+	// appended each message (wire.HeaderRequest), 0 where it has none.
+	Requests []uint64
 	// LastStreamSeq is the stream sequence of the last message, the fence
 	// for the next append; 0 for an empty log.
 	LastStreamSeq uint64

@@ -126,6 +126,7 @@ func (w *TurnWriter) AppendAsync(ctx context.Context, m *wire.Message) error {
 		return err
 	}
 	w.lease.fence("message", msg.Header)
+	w.lease.tag(msg.Header)
 	pos := m.Seq
 	fut, err := w.js.PublishMsgAsync(msg, jetstream.WithMsgID(appendID(w.session, pos)), stall)
 	if err != nil {

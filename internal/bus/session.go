@@ -3,7 +3,9 @@ package bus
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,9 +26,18 @@ type Session struct {
 	Log *Log
 	// Head is the submit-stream sequence of the session's oldest pending
 	// request, 0 if none.
-	Head  uint64
-	entry *sessionEntry
-	cache *sessionCache
+	Head uint64
+	// markers are the session's fence markers as read: the sequence and
+	// store time of the last record on each fence subject (zero if none).
+	markers map[string]storedMarker
+	entry   *sessionEntry
+	cache   *sessionCache
+}
+
+// storedMarker is a fence marker as stored.
+type storedMarker struct {
+	seq uint64
+	at  time.Time
 }
 
 // Entry returns the session's TURN_STATE entry under key (a key of the
@@ -56,8 +67,26 @@ func (b *Bus) ReadSession(ctx context.Context, session string) (*Session, error)
 		logErr, stateErr   error
 		head               uint64
 		headErr            error
+		markers            = make(map[string]storedMarker, len(FencedKinds))
+		markersMu          sync.Mutex
+		markerErr          error
 	)
-	wg.Add(3)
+	wg.Add(3 + len(FencedKinds))
+	for _, kind := range FencedKinds {
+		go func() {
+			defer wg.Done()
+			m, err := b.lastOn(ctx, kind, FenceSubject(b.subjects, kind, session))
+			markersMu.Lock()
+			defer markersMu.Unlock()
+			if err != nil {
+				markerErr = err
+				return
+			}
+			if m != nil {
+				markers[kind] = storedMarker{seq: m.Sequence, at: m.Time}
+			}
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		logRecs, logErr = b.readAfter(ctx, wire.StreamMessages, b.subjects.Message(session), logAfter)
@@ -78,10 +107,23 @@ func (b *Bus) ReadSession(ctx context.Context, session string) (*Session, error)
 		return nil, fmt.Errorf("bus: state of %s: %w", session, stateErr)
 	case headErr != nil:
 		return nil, headErr
+	case markerErr != nil:
+		return nil, fmt.Errorf("bus: fence markers of %s: %w", session, markerErr)
 	}
 	log, grown := e.apply(logRecs, stateRecs)
 	b.cache.grew(e, grown)
-	return &Session{Name: session, Log: log, Head: head, entry: e, cache: b.cache}, nil
+	return &Session{Name: session, Log: log, Head: head, markers: markers, entry: e, cache: b.cache}, nil
+}
+
+// lastOn is the last record of kind's stream on subject, nil if none.
+func (b *Bus) lastOn(ctx context.Context, kind, subject string) (*jetstream.RawStreamMsg, error) {
+	ctx, cancel := op(ctx)
+	defer cancel()
+	m, err := b.fences[kind].GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	return m, err
 }
 
 // readAfter reads every record of stream on filter stored after sequence
@@ -118,6 +160,7 @@ type sessionEntry struct {
 	// cut at their length, so appends here never touch what they see.
 	msgs     []wire.Message
 	stored   []time.Time
+	requests []uint64
 	logSeq   uint64 // stream sequence of the last log record read
 	skipped  int
 	state    map[string]Entry
@@ -154,6 +197,8 @@ func (e *sessionEntry) apply(logRecs, stateRecs []*jetstream.RawStreamMsg) (*Log
 		}
 		e.msgs = append(e.msgs, m)
 		e.stored = append(e.stored, r.Time)
+		req, _ := strconv.ParseUint(r.Header.Get(wire.HeaderRequest), 10, 64) // 0: none
+		e.requests = append(e.requests, req)
 		e.bytes += len(r.Data)
 	}
 	prefix := stateSubject("")
@@ -170,7 +215,7 @@ func (e *sessionEntry) apply(logRecs, stateRecs []*jetstream.RawStreamMsg) (*Log
 		e.set(key, Entry{Value: r.Data, Revision: r.Sequence})
 	}
 	n := len(e.msgs)
-	return &Log{Messages: e.msgs[:n:n], Stored: e.stored[:n:n], LastStreamSeq: e.logSeq, Skipped: e.skipped}, e.bytes - before
+	return &Log{Messages: e.msgs[:n:n], Stored: e.stored[:n:n], Requests: e.requests[:n:n], LastStreamSeq: e.logSeq, Skipped: e.skipped}, e.bytes - before
 }
 
 // set keeps v under key unless the entry has a later revision, and

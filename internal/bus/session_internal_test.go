@@ -55,7 +55,7 @@ func TestTakeReadsALogBehindItsRelease(t *testing.T) {
 	e.state, e.stateSeq = s.entry.state, s.entry.stateSeq
 	s.entry = e
 
-	_, view, err := b.Take(ctx, st, s, "t2", 2, "w")
+	_, view, err := b.Take(ctx, st, s, "t2", 2, "w", nil)
 	if err != nil {
 		t.Fatalf("Take() = %v", err)
 	}

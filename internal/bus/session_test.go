@@ -18,7 +18,7 @@ func appendTurn(t *testing.T, b *bus.Bus, st *bus.State, session, turn string, s
 	if err != nil {
 		t.Fatalf("ReadSession(%s) = %v", session, err)
 	}
-	l, view, err := b.Take(ctx, st, s, turn, seq, "w")
+	l, view, err := b.Take(ctx, st, s, turn, seq, "w", nil)
 	if err != nil {
 		t.Fatalf("Take(%s) = %v", turn, err)
 	}
@@ -75,7 +75,7 @@ func TestSessionReadsKeepUpWithOtherWorkers(t *testing.T) {
 	}
 	// a's take from its read sees b's release: it positions after b's
 	// messages, and its append is stored.
-	l, view, err := a.Take(ctx, st, s, "t4", 4, "a")
+	l, view, err := a.Take(ctx, st, s, "t4", 4, "a", nil)
 	if err != nil {
 		t.Fatalf("Take(t4) = %v", err)
 	}
@@ -105,7 +105,7 @@ func TestStaleReadTakesTheLeaseAnew(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendTurn(t, b, st, "stale", "t2", 2, 2)
-	l, view, err := a.Take(ctx, st, s, "t3", 3, "a")
+	l, view, err := a.Take(ctx, st, s, "t3", 3, "a", nil)
 	if err != nil {
 		t.Fatalf("Take(t3) from a stale read = %v; want the lease", err)
 	}

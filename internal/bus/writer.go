@@ -244,6 +244,7 @@ func (w *TurnWriter) Append(ctx context.Context, m *wire.Message) error {
 	if w.lease != nil {
 		// Only the lease holder writes the log: its marker fences it.
 		w.lease.fence("message", msg.Header)
+		w.lease.tag(msg.Header)
 	} else {
 		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(w.logSeq, w.msgSub))
 	}

@@ -30,8 +30,9 @@ type Sessions interface {
 	// Take takes the session's lease for the request (turn, seq), starting
 	// from what look read, fencing every earlier holder, and returns what
 	// the holder may read and write. It fails wrapping ErrFenced when
-	// another take overtook it.
-	Take(ctx context.Context, look Look, turn string, seq uint64, codec wire.Codec) (Held, error)
+	// another take overtook it. admitted (nil: always) is asked before the
+	// take fences anyone: its error fails the take (ErrNotAdmitted).
+	Take(ctx context.Context, look Look, turn string, seq uint64, codec wire.Codec, admitted func() error) (Held, error)
 }
 
 // Look is a session as read before its lease is taken.
@@ -54,6 +55,9 @@ type Held interface {
 	Record() (rec []byte, ok bool)
 	// Log is the session log and each message's store time.
 	Log() ([]wire.Message, []time.Time)
+	// Ran reports whether the log has messages of turn, and whether any
+	// of them was appended by request seq (the one this delivery runs).
+	Ran(turn string, seq uint64) (inLog, byRequest bool)
 	// Tail is the turn's last stored chunk.
 	Tail() Tail
 	// Writer and State write under the lease: their writes fail wrapping
@@ -83,8 +87,8 @@ type Delivery struct {
 	// Admitted, when set, reports whether the request is still this
 	// delivery's to run (the worker's intake guard, released while the
 	// lease is taken): an error leaves the request to the delivery that
-	// owns it now. It is called once the lease is held, before anything is
-	// written under it.
+	// owns it now. Take asks it before it fences any holder; it must
+	// answer the same every time it is asked.
 	Admitted func() error
 }
 
@@ -206,21 +210,17 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 			return v
 		}
 	}
-	held, err := lc.Sessions.Take(ctx, look, req.TurnID, d.Seq, d.Codec)
+	held, err := lc.Sessions.Take(ctx, look, req.TurnID, d.Seq, d.Codec, d.admitted())
 	if err != nil {
+		if errors.Is(err, ErrNotAdmitted) {
+			return Verdict{Settle: SettleLeave, What: "judged_elsewhere", Err: err}
+		}
 		if errors.Is(err, ErrFenced) {
 			return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
 		}
 		return Verdict{Settle: SettleRetry, What: "lease_unavailable", Err: err}
 	}
 	lc.Loop.probe(ProbeLeased)
-	if d.Admitted != nil {
-		if err := d.Admitted(); err != nil {
-			// Taking the lease fenced nothing the owner wrote: it takes
-			// the lease again, over this unreleased one.
-			return Verdict{Settle: SettleLeave, What: "judged_elsewhere", Err: err}
-		}
-	}
 	// Decide again from what is stored now that no earlier delivery can
 	// write: one paused before the take may have ended the turn meanwhile.
 	if rec, err = parseRecord(req, held.Record); err != nil {
@@ -231,12 +231,15 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
 	case k == kindEnded:
 		return lc.ended(ctx, d, held, rec.End)
-	case k == kindNew && held.Deliveries() == 1 && inLog(held, req.TurnID):
-		// The log has the turn, no record names a request for it, and no
-		// earlier delivery of this request took the lease: a turn from
-		// before turn records (or whose record expired). The same turn id
-		// runs once.
-		return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
+	case k == kindNew:
+		// The log has the turn and no record names a request for it: a
+		// turn from before turn records (or whose record expired) — the
+		// same turn id runs once — unless this request appended them (its
+		// record and its input go out together: a delivery may have
+		// stopped with the input stored and not the record).
+		if inLog, ours := held.Ran(req.TurnID, d.Seq); inLog && !ours {
+			return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
+		}
 	}
 	if held.Deliveries() > lc.MaxDeliveries {
 		// Every delivery so far died without ending the turn: end it, so
@@ -258,6 +261,23 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		return Verdict{Settle: SettleAck, What: out.Status, Reason: out.Reason, release: lc.releaser(held)}
 	}
 	return lc.interrupted(ctx, d, held, out.Err)
+}
+
+// ErrNotAdmitted wraps Delivery.Admitted's error: another delivery owns the
+// request.
+var ErrNotAdmitted = errors.New("turn: the request is another delivery's")
+
+// admitted is d.Admitted with its error wrapping ErrNotAdmitted.
+func (d Delivery) admitted() func() error {
+	if d.Admitted == nil {
+		return nil
+	}
+	return func() error {
+		if err := d.Admitted(); err != nil {
+			return fmt.Errorf("%w: %w", ErrNotAdmitted, err)
+		}
+		return nil
+	}
 }
 
 // parseRecord decodes the turn's record as read (nil if it has none).
@@ -330,17 +350,6 @@ func (lc *Lifecycle) accept(ctx context.Context, d Delivery, held Held) error {
 		return fmt.Errorf("turn: accept: %w", err)
 	}
 	return nil
-}
-
-// inLog reports whether the held session log has messages of turn.
-func inLog(held Held, turn string) bool {
-	log, _ := held.Log()
-	for i := len(log) - 1; i >= 0; i-- {
-		if log[i].TurnID == turn {
-			return true
-		}
-	}
-	return false
 }
 
 // input is the loop's input for a held delivery.

@@ -59,10 +59,10 @@ func TestIdentityReadAfterTheTake(t *testing.T) {
 
 type endBeforeTake struct{ *memSessions }
 
-func (e *endBeforeTake) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, c wire.Codec) (turn.Held, error) {
+func (e *endBeforeTake) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, c wire.Codec, admitted func() error) (turn.Held, error) {
 	_ = e.state.Put(ctx, turn.RecordKey(lk.(memLook).session, turnID), []byte(`{"v":1,"seq":4,"end":{"v":1,"type":"turn.failed","payload":{"reason":"provider_failed"}}}`))
 	e.terminals[turnID]++
-	return e.memSessions.Take(ctx, lk, turnID, seq, c)
+	return e.memSessions.Take(ctx, lk, turnID, seq, c, admitted)
 }
 
 // TestTurnInLogWithoutRecordRunsOnce: a turn the session log already
@@ -86,17 +86,17 @@ func TestTurnInLogWithoutRecordRunsOnce(t *testing.T) {
 
 // TestInputWithoutRecordResumes: the turn's record and its input messages
 // are written together, so a delivery may stop with the input stored and
-// the record not. The lease says an earlier delivery of this request took
-// it, so the turn in the log is this request's: it runs, once, rather than
-// being taken for a resubmission of a turn that ran.
+// the record not. The input names the request that appended it, so the
+// turn in the log is this request's: it runs, once, rather than being taken
+// for a resubmission of a turn that ran.
 func TestInputWithoutRecordResumes(t *testing.T) {
 	ctx := context.Background()
 	s := newSessions()
 	s.head = 5
 	exec := answer("resumed")
 	lc := lifecycle(t, exec, s)
-	s.takes["t1/5"] = 1 // the delivery that stopped took the lease
 	s.log = []wire.Message{{SessionID: "s", TurnID: "t1", Seq: 1, Role: wire.RoleUser, Content: "hi"}}
+	s.requests = []uint64{5} // appended by this request's stopped delivery
 	v := lc.Deliver(ctx, delivery(5))
 	v.Finish(ctx)
 	if v.Settle != turn.SettleAck || v.What != wire.EventTurnCompleted || exec.calls != 1 {

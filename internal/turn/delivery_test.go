@@ -145,6 +145,7 @@ type memSessions struct {
 	mu        sync.Mutex
 	state     *memState
 	log       []wire.Message
+	requests  []uint64 // the request that appended each of log (0: none)
 	head      uint64
 	takes     map[string]int // deliveries per request
 	released  int
@@ -179,7 +180,7 @@ func (l memLook) Record(turnID string) ([]byte, bool) {
 }
 func (l memLook) Head() uint64 { return l.head }
 
-func (s *memSessions) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, _ wire.Codec) (turn.Held, error) {
+func (s *memSessions) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, _ wire.Codec, _ func() error) (turn.Held, error) {
 	if s.takeErr != nil {
 		return nil, s.takeErr
 	}
@@ -188,19 +189,31 @@ func (s *memSessions) Take(ctx context.Context, lk turn.Look, turnID string, seq
 	key := fmt.Sprintf("%s/%d", turnID, seq)
 	s.takes[key]++
 	rec, ok, _ := s.state.Get(ctx, turn.RecordKey(lk.(memLook).session, turnID))
-	return &memHeld{s: s, deliveries: s.takes[key], log: append([]wire.Message(nil), s.log...), rec: rec, recOK: ok}, nil
+	return &memHeld{s: s, deliveries: s.takes[key], log: append([]wire.Message(nil), s.log...), requests: append([]uint64(nil), s.requests...), rec: rec, recOK: ok}, nil
 }
 
 type memHeld struct {
 	s          *memSessions
 	deliveries int
 	log        []wire.Message
+	requests   []uint64
 	rec        []byte
 	recOK      bool
 }
 
 func (h *memHeld) Deliveries() int        { return h.deliveries }
 func (h *memHeld) Record() ([]byte, bool) { return h.rec, h.recOK }
+func (h *memHeld) Ran(turnID string, seq uint64) (inLog, byRequest bool) {
+	for i, m := range h.log {
+		if m.TurnID == turnID {
+			inLog = true
+			if i < len(h.requests) && h.requests[i] == seq {
+				return true, true
+			}
+		}
+	}
+	return inLog, false
+}
 func (h *memHeld) Log() ([]wire.Message, []time.Time) {
 	return h.log, make([]time.Time, len(h.log))
 }

@@ -99,7 +99,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 			return
 		}
 		d.Waits++
-		d.Look, d.Admitted = nil, nil // read again, after the wait; admitted once
+		d.Look = nil // read again, after the wait
 		v = w.turns.Deliver(turnCtx, d)
 	}
 	defer v.Finish(ctx) // after the one ack decision below

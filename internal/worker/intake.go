@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -139,13 +140,14 @@ func (w *Worker) decodeGuardedBy(ctx context.Context, msg delivery, session stri
 	req, codec, schemas, rejection := w.decodeGuarded(msg, session, meta, log)
 	released := make(chan error, 1)
 	go func() { released <- w.release(ctx, key, rev, log) }()
-	admitted := func() error {
+	// The same answer every time it is asked (turn.Delivery.Admitted).
+	admitted := sync.OnceValue(func() error {
 		if err := <-released; errors.Is(err, bus.ErrFenced) {
 			log.Warn().Msg("another delivery judged this request while this one was paused; leaving it")
 			return err
 		}
 		return nil // a release that failed otherwise expires with the bucket's TTL
-	}
+	})
 	if rejection != nil {
 		if admitted() != nil {
 			return nil, nil, nil, nil, true

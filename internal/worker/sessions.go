@@ -42,8 +42,8 @@ func (l *look) Record(turnID string) ([]byte, bool) {
 // stored. The chunk tail is read only when an earlier delivery of the turn
 // may have published chunks: the turn has a record, or an earlier delivery
 // of the request took the lease.
-func (s *sessions) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, codec wire.Codec) (turn.Held, error) {
-	lease, read, err := s.bus.Take(ctx, s.state, lk.(*look).read, turnID, seq, s.instance)
+func (s *sessions) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, codec wire.Codec, admitted func() error) (turn.Held, error) {
+	lease, read, err := s.bus.Take(ctx, s.state, lk.(*look).read, turnID, seq, s.instance, admitted)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +73,19 @@ func (h *held) Record() ([]byte, bool) {
 	return e.Value, ok
 }
 func (h *held) Log() ([]wire.Message, []time.Time) { return h.read.Log.Messages, h.read.Log.Stored }
-func (h *held) Tail() turn.Tail                    { return h.tail }
-func (h *held) Writer() turn.Writer                { return h.writer }
-func (h *held) State() turn.StateStore             { return h.state }
+
+func (h *held) Ran(turnID string, seq uint64) (inLog, byRequest bool) {
+	log := h.read.Log
+	for i, m := range log.Messages {
+		if m.TurnID == turnID {
+			inLog = true
+			if log.Requests[i] == seq {
+				return true, true
+			}
+		}
+	}
+	return inLog, false
+}
+func (h *held) Tail() turn.Tail        { return h.tail }
+func (h *held) Writer() turn.Writer    { return h.writer }
+func (h *held) State() turn.StateStore { return h.state }

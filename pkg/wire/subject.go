@@ -37,6 +37,10 @@ const (
 	HeaderProvider = "Turn-Provider"
 	HeaderModel    = "Turn-Model"
 	HeaderEvent    = "Turn-Event"
+	// HeaderRequest is set on a session-log message a worker appended
+	// under a turn's lease: the submit-stream sequence of the request
+	// that ran the turn.
+	HeaderRequest = "Turn-Request"
 	// HeaderRejectReason is set on a request copied to the dead-letter subject.
 	HeaderRejectReason = "Turn-Reject-Reason"
 	// HeaderDeadTruncated is set on a dead-letter copy whose request was too
