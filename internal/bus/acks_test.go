@@ -80,7 +80,7 @@ func event() *wire.SessionEvent {
 // every record is stored.
 func TestFlushWaitsForEveryAck(t *testing.T) {
 	srv, direct, ctx := ackEnv(t)
-	_, b := openBus(t, ctx, slowLink(t, srv.URL()[len("nats://"):], 50*time.Millisecond))
+	_, b := openBus(t, ctx, natstest.SlowLink(t, srv.URL(), 50*time.Millisecond))
 	w := b.Turn("s1", "t1", wire.JSON, nil)
 	const n = 20
 	for i := 1; i <= n; i++ {

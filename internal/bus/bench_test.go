@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/turnstream/turnstream/internal/benchtest"
 	"github.com/turnstream/turnstream/internal/bus"
@@ -42,25 +43,15 @@ func benchTurn(b *testing.B) []benchFrame {
 	return append(out, benchFrame{raw: []byte("[DONE]"), delta: t.Asm.TakeDelta()})
 }
 
-// BenchmarkPublishTurn publishes one step's frames per op against an
-// embedded JetStream server (file storage), each frame as its raw frame
-// and its chunk, then waits for every ack:
-//
-//   - writer: a leased TurnWriter's Raw + Chunk per frame, one Flush, as
-//     the turn's observer does;
-//   - nats: the raw-NATS baseline, a bare js.PublishMsgAsync of the same
-//     bytes (the frame's data; the chunk encoded once, up front) to the
-//     same subjects, without headers, then PublishAsyncComplete.
-//
-// allocs/chunk and B/chunk divide by the frames (two records each). The
-// server runs in this process, so its allocations count too, in both.
-func BenchmarkPublishTurn(b *testing.B) {
-	frames := benchTurn(b)
+// benchLease starts an embedded server with topology t and takes the
+// lease of turn t1 of session s1 on it.
+func benchLease(b *testing.B, t bus.Topology) (context.Context, jetstream.JetStream, *bus.Lease) {
+	b.Helper()
 	srv := natstest.Start(b)
 	_, js := srv.JetStream()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	b.Cleanup(cancel)
-	if err := (bus.Topology{}).Ensure(ctx, js); err != nil {
+	if err := t.Ensure(ctx, js); err != nil {
 		b.Fatal(err)
 	}
 	bs, err := bus.New(ctx, js, wire.Subjects{})
@@ -75,6 +66,24 @@ func BenchmarkPublishTurn(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return ctx, js, lease
+}
+
+// BenchmarkPublishTurn publishes one step's frames per op against an
+// embedded JetStream server (file storage), each frame as its raw frame
+// and its chunk, then waits for every ack:
+//
+//   - writer: a leased TurnWriter's Raw + Chunk per frame, one Flush, as
+//     the turn's observer does;
+//   - nats: the raw-NATS baseline, a bare js.PublishMsgAsync of the same
+//     bytes (the frame's data; the chunk encoded once, up front) to the
+//     same subjects, without headers, then PublishAsyncComplete.
+//
+// allocs/chunk and B/chunk divide by the frames (two records each). The
+// server runs in this process, so its allocations count too, in both.
+func BenchmarkPublishTurn(b *testing.B) {
+	frames := benchTurn(b)
+	ctx, js, lease := benchLease(b, bus.Topology{})
 	for _, codec := range []wire.Codec{wire.JSON, wire.Msgpack} {
 		name := strings.TrimPrefix(codec.ContentType(), "application/")
 		b.Run("writer/"+name, func(b *testing.B) {
@@ -102,6 +111,7 @@ func BenchmarkPublishTurn(b *testing.B) {
 			subj := wire.Subjects{}
 			chunks := make([][]byte, len(frames))
 			for i, f := range frames {
+				var err error
 				if chunks[i], err = codec.Marshal(&wire.Chunk{SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Seq: i + 1,
 					Provider: "openai", Model: "gpt-4o-mini", Delta: f.delta}); err != nil {
 					b.Fatal(err)

@@ -1,15 +1,12 @@
 package bus_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/turnstream/turnstream/internal/benchtest"
 	"github.com/turnstream/turnstream/internal/bus"
-	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -25,25 +22,7 @@ func BenchmarkChunkStorage(b *testing.B) {
 	frames := benchTurn(b)
 	for _, storage := range []jetstream.StorageType{jetstream.FileStorage, jetstream.MemoryStorage} {
 		b.Run(storage.String(), func(b *testing.B) {
-			srv := natstest.Start(b)
-			_, js := srv.JetStream()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			if err := (bus.Topology{Storage: storage}).Ensure(ctx, js); err != nil {
-				b.Fatal(err)
-			}
-			bs, err := bus.New(ctx, js, wire.Subjects{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			st, err := bs.State(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			lease, err := bs.TakeLease(ctx, st, "s1", "t1", 1, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
+			ctx, _, lease := benchLease(b, bus.Topology{Storage: storage})
 			w := lease.Turn(wire.JSON, nil)
 			seq := 0
 			benchtest.LoopPerChunk(b, len(frames), func() {

@@ -2,9 +2,6 @@ package bus_test
 
 import (
 	"context"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,67 +12,6 @@ import (
 	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
-
-// slowLink is a loopback TCP proxy to a NATS server that delivers the
-// server's bytes to the client late by delay, in order: every publish ack
-// arrives delay after the server sent it.
-func slowLink(t *testing.T, server string, delay time.Duration) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", server)
-			if err != nil {
-				c.Close()
-				return
-			}
-			wg.Go(func() {
-				_, _ = io.Copy(s, c)
-				s.Close()
-			})
-			wg.Go(func() {
-				defer c.Close()
-				type chunk struct {
-					at   time.Time
-					data []byte
-				}
-				late := make(chan chunk, 1024)
-				wg.Go(func() {
-					for ch := range late {
-						time.Sleep(time.Until(ch.at))
-						if _, err := c.Write(ch.data); err != nil {
-							return
-						}
-					}
-				})
-				defer close(late)
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := s.Read(buf)
-					if n > 0 {
-						late <- chunk{time.Now().Add(delay), append([]byte(nil), buf[:n]...)}
-					}
-					if err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
-	return "nats://" + ln.Addr().String()
-}
 
 // TestFullWindowWaitsForRoom: when the window of unacknowledged publishes
 // is full and acks are slow to come back, a turn's chunks and events wait
@@ -91,7 +27,7 @@ func TestFullWindowWaitsForRoom(t *testing.T) {
 	if err := (bus.Topology{}).Ensure(ctx, direct); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(slowLink(t, srv.URL()[len("nats://"):], 300*time.Millisecond))
+	nc, err := nats.Connect(natstest.SlowLink(t, srv.URL(), 300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
