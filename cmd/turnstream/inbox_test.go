@@ -24,7 +24,7 @@ import (
 // inbox prefix (_INBOX_alice.>) and the subjects the roles subscribe to
 // (turn.live.>, turn.cancel.>), through a whole turn with tool calls. Its
 // replies, of every JetStream request (API calls, publish acks, pulled
-// messages, key-value watches, jetstreamext batch direct gets, pkg/client's
+// messages, key-value watches, batch direct gets (internal/directget), pkg/client's
 // follow and tap), must come on that prefix: a spy subscribed to _INBOX.>
 // sees none. The tools command takes the prefix from NATS_INBOX_PREFIX, the
 // others from --inbox-prefix.

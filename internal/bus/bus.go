@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/turnstream/turnstream/internal/directget"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -19,6 +20,7 @@ import (
 // reads session logs and tool results.
 type Bus struct {
 	js       jetstream.JetStream
+	dg       *directget.Getter // the session reads
 	subjects wire.Subjects
 	messages jetstream.Stream
 	results  jetstream.Stream
@@ -100,7 +102,7 @@ func New(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects) (*
 		"event": events.CachedInfo().Config.Replicas > 1,
 	}
 	b := &Bus{
-		js: js, subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated,
+		js: js, dg: directget.New(js), subjects: subjects, messages: messages, results: results, submit: submit, chunks: chunks, replicated: replicated,
 		tools: newToolConsumers(js, Topology{Subjects: subjects}, zerolog.Nop()),
 		cache: newSessionCache(cacheBytes), acks: acks,
 		stateReplicated: state.CachedInfo().Config.Replicas > 1, messagesReplicated: messages.CachedInfo().Config.Replicas > 1,

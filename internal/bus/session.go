@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/turnstream/turnstream/internal/directget"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -132,7 +131,7 @@ func (b *Bus) readAfter(ctx context.Context, stream, filter string, after uint64
 	var out []*jetstream.RawStreamMsg
 	for {
 		rctx, cancel := op(ctx)
-		caughtUp, err := directget.Batch(rctx, b.js, stream, filter, after, func(m *jetstream.RawStreamMsg) bool {
+		caughtUp, err := b.dg.Batch(rctx, stream, filter, after, func(m *jetstream.RawStreamMsg) bool {
 			if m.Sequence <= after {
 				return false
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/turnstream/turnstream/internal/directget"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -21,6 +22,7 @@ const cancelFlushTimeout = 10 * time.Second
 type Client struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
+	dg       *directget.Getter
 	subjects wire.Subjects
 	codec    wire.Codec
 }
@@ -44,7 +46,7 @@ func New(nc *nats.Conn, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: jetstream: %w", err)
 	}
-	return &Client{nc: nc, js: js, subjects: wire.Subjects{Prefix: o.prefix}, codec: o.codec}, nil
+	return &Client{nc: nc, js: js, dg: directget.New(js), subjects: wire.Subjects{Prefix: o.prefix}, codec: o.codec}, nil
 }
 
 // Submit publishes req on its session's submit subject and returns a Turn

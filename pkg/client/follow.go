@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/turnstream/turnstream/internal/directget"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -104,7 +103,7 @@ func (c *Client) follow(ctx context.Context, session, turn string, from Position
 		session: session,
 		turn:    turn,
 		nc:      c.nc,
-		js:      c.js,
+		dg:      c.dg,
 		tune:    tune,
 		live:    make(chan liveRecord, tune.liveRecords),
 		kick:    make(chan struct{}, 1),
@@ -260,7 +259,7 @@ func (t *Turn) read(ctx context.Context, kind int) error {
 	f := &t.kinds[kind]
 	ctx, cancel := readContext(ctx, t.done)
 	defer cancel()
-	caughtUp, err := directget.Batch(ctx, t.js, f.stream, f.subject, f.last, func(m *jetstream.RawStreamMsg) bool {
+	caughtUp, err := t.dg.Batch(ctx, f.stream, f.subject, f.last, func(m *jetstream.RawStreamMsg) bool {
 		if m.Subject != f.subject || m.Sequence <= f.last {
 			return false
 		}

@@ -72,7 +72,7 @@ func (o TapOptions) Validate() error {
 // from any goroutine.
 type Tap struct {
 	nc     *nats.Conn
-	js     jetstream.JetStream
+	dg     *directget.Getter
 	filter string // where the events are stored
 	sub    *nats.Subscription
 	tune   tuning
@@ -111,7 +111,7 @@ func (c *Client) Tap(ctx context.Context, o TapOptions) (*Tap, error) {
 	}
 	t := &Tap{
 		nc:     c.nc,
-		js:     c.js,
+		dg:     c.dg,
 		filter: c.subjects.Event(session),
 		tune:   defaultTuning,
 		ring:   make(chan struct{}, 1),
@@ -281,7 +281,7 @@ func (t *Tap) wait(ctx context.Context) error {
 func (t *Tap) read(ctx context.Context) error {
 	ctx, cancel := readContext(ctx, t.done)
 	defer cancel()
-	caughtUp, err := directget.Batch(ctx, t.js, wire.StreamEvents, t.filter, t.last, func(m *jetstream.RawStreamMsg) bool {
+	caughtUp, err := t.dg.Batch(ctx, wire.StreamEvents, t.filter, t.last, func(m *jetstream.RawStreamMsg) bool {
 		if m.Sequence <= t.last || !matchSubject(t.filter, m.Subject) {
 			return false
 		}

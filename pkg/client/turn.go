@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/turnstream/turnstream/internal/directget"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -48,7 +49,7 @@ type Position struct {
 type Turn struct {
 	session, turn string
 	nc            *nats.Conn
-	js            jetstream.JetStream
+	dg            *directget.Getter
 	tune          tuning
 	kinds         [numKinds]follower
 
