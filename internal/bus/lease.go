@@ -175,7 +175,11 @@ func (b *Bus) TakeLease(ctx context.Context, state *State, session, turn string,
 //     state entries are complete because the compare-and-set succeeded on
 //     the revision s holds;
 //   - after a holder that did not release (it died, or is paused), the take
-//     writes its markers and reads the session again after them.
+//     writes its markers and reads the session again after them;
+//   - over a session read with no lease and no marker (its first turn),
+//     nobody could have written since the read: the take writes its
+//     markers and keeps the read, unless a marker was not where it
+//     expected (another holder appeared), and then reads again.
 //
 // admit, when set, says whether the request is still this delivery's to
 // run (it may wait for the answer); an error stops the take before it
@@ -202,6 +206,9 @@ func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, s
 			return nil, nil, fmt.Errorf("bus: lease of %s: %w", session, err)
 		}
 		keep := known && prev.released() && fromCached && b.markersKept(s, prev)
+		// A session read with no lease and no marker has no holder that
+		// can write to it (every write needs one or the other).
+		fresh := rev == 0 && !known && len(s.markers) == 0
 		if !keep {
 			if err := admit(); err != nil {
 				return nil, nil, err
@@ -257,7 +264,7 @@ func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, s
 			l.logSeq.Store(view.Log.LastStreamSeq)
 			return l, view, nil
 		}
-		err = l.mark(ctx)
+		raced, err := l.mark(ctx)
 		var later *laterEpoch
 		if !known && errors.As(err, &later) {
 			// The lease key was lost (deleted, expired, unreadable) while
@@ -268,12 +275,20 @@ func (b *Bus) Take(ctx context.Context, state *State, s *Session, turn string, s
 				return nil, nil, fmt.Errorf("%w: lease of %s taken by another delivery", ErrFenced, session)
 			}
 			s.stored(key, Entry{Value: data, Revision: l.rev})
-			err = l.mark(ctx)
+			raced, err = l.mark(ctx)
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 		l.fenceHeaders()
+		if fresh && !raced {
+			// Nobody could write to the session since it was read: no
+			// lease, no marker, and each marker went in over none (a
+			// holder that appeared meanwhile would have moved one). The
+			// session as read is complete.
+			l.logSeq.Store(s.Log.LastStreamSeq)
+			return l, s, nil
+		}
 		// Read after the markers: everything an earlier holder stored is
 		// in it, and nothing it writes from now on is.
 		view, err := b.ReadSession(ctx, session)
@@ -388,8 +403,9 @@ func (e *laterEpoch) Error() string {
 func (e *laterEpoch) Unwrap() error { return ErrFenced }
 
 // mark writes the holder's fence marker in every fenced stream, each only
-// over a marker of an earlier epoch.
-func (l *Lease) mark(ctx context.Context) error {
+// over a marker of an earlier epoch. raced reports that some marker was
+// not where the lease record said (another holder's, or moved meanwhile).
+func (l *Lease) mark(ctx context.Context) (raced bool, err error) {
 	body, _ := json.Marshal(fenceMarker{Epoch: l.rec.Epoch, Turn: l.rec.Turn})
 	expect := map[string]uint64{}
 	for _, kind := range FencedKinds {
@@ -398,7 +414,7 @@ func (l *Lease) mark(ctx context.Context) error {
 	todo := FencedKinds
 	for race := 0; len(todo) > 0; race++ {
 		if race >= maxMarkerRaces {
-			return fmt.Errorf("bus: lease of %s: fence markers keep moving", l.session)
+			return true, fmt.Errorf("bus: lease of %s: fence markers keep moving", l.session)
 		}
 		futures := make([]jetstream.PubAckFuture, len(todo))
 		for i, kind := range todo {
@@ -409,7 +425,7 @@ func (l *Lease) mark(ctx context.Context) error {
 			}}
 			f, err := l.js.PublishMsgAsync(m, stall)
 			if err != nil {
-				return fmt.Errorf("bus: fence marker %s: %w", m.Subject, err)
+				return raced, fmt.Errorf("bus: fence marker %s: %w", m.Subject, err)
 			}
 			futures[i] = f
 		}
@@ -421,26 +437,27 @@ func (l *Lease) mark(ctx context.Context) error {
 				l.fences[kind] = ack.Sequence
 			case err := <-f.Err():
 				if !isWrongLastSequence(err) {
-					return fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
+					return raced, fmt.Errorf("bus: fence marker %s: %w", l.subj[kind], err)
 				}
 				// Another take wrote a marker: overwrite it only if it is
 				// of an earlier epoch.
+				raced = true
 				seq, epoch, err := l.lastMarker(ctx, kind)
 				if err != nil {
-					return err
+					return raced, err
 				}
 				if epoch >= l.rec.Epoch {
-					return &laterEpoch{session: l.session, epoch: epoch, yours: l.rec.Epoch}
+					return raced, &laterEpoch{session: l.session, epoch: epoch, yours: l.rec.Epoch}
 				}
 				expect[kind] = seq
 				again = append(again, kind)
 			case <-ctx.Done():
-				return ctx.Err()
+				return raced, ctx.Err()
 			}
 		}
 		todo = again
 	}
-	return nil
+	return raced, nil
 }
 
 // lastMarker reads the stored marker of kind: its sequence and epoch (0, 0

@@ -219,3 +219,60 @@ func TestLeaseMarkersOnlyMoveForward(t *testing.T) {
 		t.Error("the first take still holds the lease after a second take advanced it")
 	}
 }
+
+// TestFreshTakeSeesAHolderThatCameAfterItsRead: a take over a session read
+// with no lease and no marker keeps that read (nobody could write since),
+// unless a holder appeared in between: here another worker took the lease,
+// appended, and lost its lease key (an operator deleted it), so the take's
+// compare-and-set succeeds over nothing; its markers then meet the other
+// holder's, and it reads the session again and builds on the message.
+func TestFreshTakeSeesAHolderThatCameAfterItsRead(t *testing.T) {
+	js, b, st := leaseEnv(t)
+	ctx := t.Context()
+	read, err := b.ReadSession(ctx, "s9")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	other, err := bus.New(ctx, js, wire.Subjects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ost, err := other.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ol, err := other.TakeLease(ctx, ost, "s9", "t1", 1, "worker-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	olog, err := other.LoadLog(ctx, "s9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ol.Turn(wire.JSON, olog).Append(ctx, &wire.Message{SessionID: "s9", TurnID: "t1", Role: wire.RoleUser, Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, bus.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Delete(ctx, bus.LeaseKey("s9")); err != nil {
+		t.Fatal(err)
+	}
+
+	l, view, err := b.Take(ctx, st, read, "t2", 2, "worker-a", nil)
+	if err != nil {
+		t.Fatalf("Take() = %v", err)
+	}
+	if n := len(view.Log.Messages); n != 1 {
+		t.Fatalf("the take builds on %d messages, want the other holder's 1", n)
+	}
+	if l.Epoch() <= 1 {
+		t.Fatalf("epoch %d, want above the other holder's 1", l.Epoch())
+	}
+	// And the other holder is fenced.
+	if err := ol.Turn(wire.JSON, olog).Append(ctx, &wire.Message{SessionID: "s9", TurnID: "t1", Role: wire.RoleAssistant, Content: "late"}); !errors.Is(err, bus.ErrFenced) {
+		t.Fatalf("the other holder's append after the take = %v, want ErrFenced", err)
+	}
+}

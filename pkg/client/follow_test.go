@@ -122,6 +122,31 @@ func (d *dropper) drop(m *nats.Msg) bool {
 	return true
 }
 
+// await waits until the listed labels were dropped: the turn's live
+// records are in order per subject only, so a test that ends the turn
+// before its drops happened could finish without them.
+func (d *dropper) await(ctx context.Context, t *testing.T, labels ...string) {
+	t.Helper()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		d.mu.Lock()
+		all := true
+		for _, l := range labels {
+			all = all && slices.Contains(d.dropped, l)
+		}
+		d.mu.Unlock()
+		if all {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("live records %q never came to drop", labels)
+		}
+	}
+}
+
 func (d *dropper) check(t *testing.T) {
 	t.Helper()
 	d.mu.Lock()
@@ -190,6 +215,7 @@ func TestGapFilledByDirectGet(t *testing.T) {
 	w.event(wire.EventLLMRequest)
 	w.event(wire.EventLLMFinish)
 	w.chunks("e")
+	d.await(ctx, t, d.labels...) // before the turn can end
 	w.terminal(wire.EventTurnCompleted)
 
 	got := collect(ctx, t, tr)
