@@ -48,6 +48,13 @@ func op(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, opTimeout)
 }
 
+// writeOp bounds a write's ctx by StallWait: as long as an ack may take
+// under load. A write that gave up sooner would fail its delivery and
+// have its turn run again.
+func writeOp(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, StallWait)
+}
+
 // fenced marks a write the server refused because its fence moved (a
 // wrong last sequence on the fence subject) as ErrFenced.
 func fenced(err error) error {

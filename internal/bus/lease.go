@@ -509,7 +509,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	rec.Fences = l.fences
 	rec.Released, rec.LogSeq = true, l.logSeq.Load()
 	data, _ := json.Marshal(rec)
-	ctx, cancel := op(ctx)
+	ctx, cancel := writeOp(ctx)
 	defer cancel()
 	rev, err := l.state.kv.Update(ctx, LeaseKey(l.session), data, l.rev)
 	if err != nil {
@@ -569,7 +569,7 @@ func (f *FencedState) Get(ctx context.Context, key string) ([]byte, bool, error)
 // with ErrFenced. A value the server cannot take fails with
 // wire.ErrRecordTooLarge.
 func (f *FencedState) Put(ctx context.Context, key string, value []byte) error {
-	ctx, cancel := op(ctx)
+	ctx, cancel := writeOp(ctx)
 	defer cancel()
 	ack, err := f.l.js.PublishMsg(ctx, f.msg(key, value))
 	if err != nil {

@@ -30,7 +30,7 @@ func (b *Bus) State(ctx context.Context) (*State, error) {
 // Put stores value under key. A value the server cannot take fails with
 // wire.ErrRecordTooLarge: it would not fit on a redelivery either.
 func (s *State) Put(ctx context.Context, key string, value []byte) error {
-	ctx, cancel := op(ctx)
+	ctx, cancel := writeOp(ctx)
 	defer cancel()
 	if _, err := s.kv.Put(ctx, key, value); err != nil {
 		return fmt.Errorf("bus: state %s: %w", key, sized(err))
@@ -62,7 +62,7 @@ type Entry struct {
 // deleted), and returns its revision. created is false when the key
 // already had a value, which is then returned as existing.
 func (s *State) Create(ctx context.Context, key string, value []byte) (created bool, rev uint64, existing Entry, err error) {
-	cctx, cancel := op(ctx)
+	cctx, cancel := writeOp(ctx)
 	defer cancel()
 	rev, err = s.kv.Create(cctx, key, value)
 	if err == nil {
@@ -85,7 +85,7 @@ func (s *State) Create(ctx context.Context, key string, value []byte) (created b
 // Update replaces the value under key if its revision is still rev, and
 // returns the new revision; otherwise it fails with ErrFenced.
 func (s *State) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
-	ctx, cancel := op(ctx)
+	ctx, cancel := writeOp(ctx)
 	defer cancel()
 	next, err := s.kv.Update(ctx, key, value, rev)
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *State) Delete(ctx context.Context, key string, rev uint64) error {
 	if rev != 0 {
 		opts = append(opts, jetstream.LastRevision(rev))
 	}
-	ctx, cancel := op(ctx)
+	ctx, cancel := writeOp(ctx)
 	defer cancel()
 	err := s.kv.Delete(ctx, key, opts...)
 	switch {

@@ -427,5 +427,8 @@ func (lc *Lifecycle) releaser(held Held) func(context.Context) {
 }
 
 // writeTimeout bounds a write that must not be cut short by the turn's
-// own context.
-const writeTimeout = 10 * time.Second
+// own context. It is as long as an ack may take under load (the bus's
+// StallWait, and the worker's default ack wait): a write that gives up
+// sooner fails its delivery, and the turn is run again, which a burst of
+// thousands of turns ending at once would otherwise do to many of them.
+const writeTimeout = 30 * time.Second

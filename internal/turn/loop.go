@@ -294,7 +294,7 @@ func (r *run) append(ctx context.Context, m *wire.Message) error {
 	// A cancellation must not cut an append short: the record may be stored
 	// while its ack is in flight, and the loop would then act on a log it
 	// does not know. Writes end on their own, bounded.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	if err := r.w.Append(wctx, m); err != nil {
 		return err
@@ -350,7 +350,7 @@ func (r *run) finish(ctx context.Context, status, reason string, st history.Turn
 func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Outcome {
 	// The terminal event is written even when the turn's own context ended
 	// (cancellation, wall clock): it is how the turn ends.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	ev := r.event(status, 0, 0, p)
 	r.loop.probe(ProbeBeforeEnding)
@@ -393,7 +393,7 @@ func (r *run) exceeded(ctx context.Context, budget string) Outcome {
 		"max_repeated_tool_failures": r.budgets.MaxRepeatedToolFailures, "wall_clock_ms": ms(r.budgets.WallClock),
 	})
 	// The notice is written even when the wall clock ended the turn's context.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	return r.say(wctx, st.Steps, budgetMessage(budget, r.budgets), wire.EventTurnFailed, ReasonBudget, Payload{"budget": budget})
 }
@@ -407,7 +407,7 @@ func (r *run) interrupted(ctx context.Context, err error) Outcome {
 		// model made gets an explicit result.
 		st := history.StateOf(r.msgs, r.req.TurnID)
 		if pending := st.Pending(); len(pending) > 0 {
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 			defer cancel()
 			if err := r.closeCalls(wctx, st, pending, "cancelled: the turn was cancelled before this tool call returned"); err != nil {
 				return Outcome{Err: err}
@@ -417,7 +417,7 @@ func (r *run) interrupted(ctx context.Context, err error) Outcome {
 	case errors.Is(cause, errWallClock):
 		st := history.StateOf(r.msgs, r.req.TurnID)
 		if pending := st.Pending(); len(pending) > 0 {
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 			defer cancel()
 			if err := r.closeCalls(wctx, st, pending, "not completed: the turn's time limit was reached"); err != nil {
 				return Outcome{Err: err}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/history"
@@ -84,7 +83,7 @@ func (r *run) put(ctx context.Context, key string, v any) error {
 		return fmt.Errorf("turn: encode state: %w", err)
 	}
 	// Like appends, state writes are not cut short by a cancellation.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	if err := r.state.Put(wctx, key, b); err != nil {
 		return fmt.Errorf("turn: state: %w", err)
@@ -112,7 +111,7 @@ func (r *run) putAsync(ctx context.Context, key string, v any) error {
 // failure: nothing the turn decides next rests on a write that was lost.
 // Like appends, it is not cut short by a cancellation.
 func (r *run) sync(ctx context.Context) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	first := r.w.Flush(wctx)
 	if pw, ok := r.w.(pipelinedWriter); ok {
