@@ -2,9 +2,11 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 )
 
@@ -63,7 +65,9 @@ func (h *heartbeats) run(ctx context.Context) {
 		for _, b := range due {
 			// An in-progress ack is a publish, not a request: a beat never
 			// waits for the server.
-			if err := b.msg.InProgress(); err != nil {
+			// A delivery settled since it was listed is acked already:
+			// nothing to keep alive.
+			if err := b.msg.InProgress(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 				b.log.Warn().Err(err).Msg("heartbeat failed")
 			}
 		}
