@@ -142,6 +142,31 @@ type request struct {
 	MaxBytes int    `json:"max_bytes"`
 }
 
+// lastRequest asks for the last record of each subject (one here).
+type lastRequest struct {
+	MultiLast []string `json:"multi_last"`
+	Batch     int      `json:"batch"`
+}
+
+// Last is the stream sequence of the last record of stream stored on
+// subject (a literal subject), 0 if there is none: one direct get.
+func (g *Getter) Last(ctx context.Context, stream, subject string) (uint64, error) {
+	msgs, _, err := g.get(ctx, stream, lastRequest{MultiLast: []string{subject}, Batch: 1})
+	switch {
+	case errors.Is(err, errNothing):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case len(msgs) == 0:
+		return 0, nil
+	}
+	r, err := record(msgs[len(msgs)-1])
+	if err != nil {
+		return 0, err
+	}
+	return r.Sequence, nil
+}
+
 // Batch reads with one batch direct get (at most MaxRecords records and
 // MaxBytes) the records of stream stored on filter after sequence after, in
 // stream order, and passes each to take. take reports whether it took the
@@ -198,7 +223,7 @@ func (g *Getter) Batch(ctx context.Context, stream, filter string, after uint64,
 
 // get sends one request and waits for its batch: the records and the end
 // of batch, or errNothing if nothing is stored after the sequence (404).
-func (g *Getter) get(ctx context.Context, stream string, req request) ([]*nats.Msg, *nats.Msg, error) {
+func (g *Getter) get(ctx context.Context, stream string, req any) ([]*nats.Msg, *nats.Msg, error) {
 	if err := g.subscribe(); err != nil {
 		return nil, nil, err
 	}

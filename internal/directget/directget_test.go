@@ -318,3 +318,19 @@ func BenchmarkBatch(b *testing.B) {
 		}
 	})
 }
+
+func TestLast(t *testing.T) {
+	_, js := natstest.Start(t).JetStream()
+	stream(t, js)
+	publish(t, js, "log.a", 3)
+	publish(t, js, "log.b", 2)
+	g := directget.New(js)
+	for subject, want := range map[string]uint64{"log.a": 3, "log.b": 5, "log.none": 0} {
+		if got, err := g.Last(context.Background(), "LOG", subject); err != nil || got != want {
+			t.Errorf("Last(%s) = %d, %v; want %d", subject, got, err, want)
+		}
+	}
+	if _, err := g.Last(context.Background(), "NONE", "log.a"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("Last on no stream = %v; want ErrNoResponders", err)
+	}
+}

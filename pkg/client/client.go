@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -82,13 +83,9 @@ func (c *Client) Submit(ctx context.Context, req wire.TurnRequest) (*Turn, error
 	}
 	// Capture where this turn's messages and events can start before
 	// publishing, so none of them can be missed.
-	st, err := c.streams(ctx)
+	from, err := c.sessionEnds(ctx, req.SessionID)
 	if err != nil {
 		return nil, err
-	}
-	from := Position{
-		Messages: st.messages.CachedInfo().State.LastSeq,
-		Events:   st.events.CachedInfo().State.LastSeq,
 	}
 	t, err := c.follow(ctx, req.SessionID, req.TurnID, from)
 	if err != nil {
@@ -181,6 +178,33 @@ func (c *Client) Cancel(ctx context.Context, session, turn string) error {
 // topology is reported at once (and for Submit's starting sequences).
 type streamSet struct {
 	chunks, messages, events jetstream.Stream
+}
+
+// sessionEnds is where a session's messages and events end: the sequence
+// of the last stored record of each (0 for none), read with one direct get
+// of each at once. A record of a turn submitted after it comes after it.
+func (c *Client) sessionEnds(ctx context.Context, session string) (Position, error) {
+	var (
+		p      Position
+		evErr  error
+		wg     sync.WaitGroup
+		msgErr error
+	)
+	wg.Go(func() { p.Events, evErr = c.dg.Last(ctx, wire.StreamEvents, c.subjects.Event(session)) })
+	p.Messages, msgErr = c.dg.Last(ctx, wire.StreamMessages, c.subjects.Message(session))
+	wg.Wait()
+	for _, e := range []struct {
+		stream string
+		err    error
+	}{{wire.StreamMessages, msgErr}, {wire.StreamEvents, evErr}} {
+		switch {
+		case errors.Is(e.err, nats.ErrNoResponders):
+			return Position{}, fmt.Errorf("client: stream %s (no worker has created the topology yet?): %w", e.stream, jetstream.ErrStreamNotFound)
+		case e.err != nil:
+			return Position{}, fmt.Errorf("client: stream %s: %w", e.stream, e.err)
+		}
+	}
+	return p, nil
 }
 
 func (c *Client) streams(ctx context.Context) (streamSet, error) {

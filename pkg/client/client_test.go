@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -625,4 +626,18 @@ func TestServerRestart(t *testing.T) {
 	got.prepend(before...)
 	checkTrace(t, got, []string{"a", "b", "c"}, []string{"user:hi", "assistant:abc"},
 		[]string{wire.EventTurnAccepted, wire.EventTurnCompleted})
+}
+
+// TestSubmitWithoutTopology: before any worker created the streams, a
+// submit fails at once, saying so.
+func TestSubmitWithoutTopology(t *testing.T) {
+	nc, _ := natstest.Start(t).JetStream()
+	c, err := client.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Submit(testContext(t), wire.TurnRequest{SessionID: "s1", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hi"}}})
+	if !errors.Is(err, jetstream.ErrStreamNotFound) || !strings.Contains(err.Error(), "no worker has created the topology") {
+		t.Fatalf("Submit() = %v; want ErrStreamNotFound naming the missing topology", err)
+	}
 }
