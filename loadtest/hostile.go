@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -531,33 +529,11 @@ func (w *workerProcess) usage() (peak int64, cpu time.Duration, err error) {
 		return 0, 0, fmt.Errorf("loadtest: the worker process died (%v): %s", w.err, lastLines(w.stderr.String(), 20))
 	default:
 	}
-	pid := strconv.Itoa(w.cmd.Process.Pid)
-	f, err := os.Open("/proc/" + pid + "/status")
+	s, err := readProc(w.cmd.Process.Pid)
 	if err != nil {
-		return 0, 0, fmt.Errorf("loadtest: peak RSS: %w", err)
+		return 0, 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			peak = kb << 10
-		}
-	}
-	stat, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return peak, 0, fmt.Errorf("loadtest: CPU time: %w", err)
-	}
-	// Fields after the command's closing parenthesis; utime and stime are
-	// the 14th and 15th of the line, in clock ticks (100 a second).
-	rest := string(stat[bytes.LastIndexByte(stat, ')')+2:])
-	fields := strings.Fields(rest)
-	if len(fields) > 12 {
-		ut, _ := strconv.ParseInt(fields[11], 10, 64)
-		stt, _ := strconv.ParseInt(fields[12], 10, 64)
-		cpu = time.Duration(ut+stt) * 10 * time.Millisecond
-	}
-	return peak, cpu, nil
+	return s.HWM, s.CPU, nil
 }
 
 func (w *workerProcess) stop() {

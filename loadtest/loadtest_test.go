@@ -139,6 +139,9 @@ func TestCommandRejectsBadFlags(t *testing.T) {
 		{"--latency", "-1ms"},
 		{"--nats-url", "nats://127.0.0.1:1", "--latency", "5ms"},
 		{"extra"},
+		{"--profile", "medium"},
+		{"--profile", "quick", "--rounds", "-1"},
+		{"--profile", "quick", "--nats-url", "nats://127.0.0.1:1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(t.Context(), args, &stdout, &stderr); err == nil {

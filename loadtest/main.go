@@ -14,8 +14,8 @@ import (
 )
 
 func main() {
-	if os.Getenv(childNATSEnv) != "" {
-		os.Exit(childWorker()) // a worker process of a --hostile run
+	if code, ok := childMain(); ok {
+		os.Exit(code) // a process of a --hostile or --profile run
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -54,6 +54,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f.IntVar(&ho.BigResults, "hostile-big-results", 16, "--hostile: turns whose tool returns 2 MiB")
 	f.IntVar(&ho.Valid, "hostile-valid", 64, "--hostile: valid turns in each phase")
 	rssMiB := f.Int64("rss-bound-mib", 512, "--hostile: the worker's allowed peak RSS")
+	profile := f.String("profile", "", "measure issue 11's table instead, each part in its own process: quick (under 5 minutes on 2 cores) or full")
+	rounds := f.Int("rounds", 0, "--profile: interleaved rounds of the timed legs (default: the profile's, quick 3, full 5)")
+	frameLatency := f.Duration("frame-latency", 0, "--profile: the mock provider's delay before each streamed frame")
+	svgPath := f.String("svg", "", "--profile: also write a chart of latency percentiles and throughput per leg as SVG to this file")
 	baseline := f.Bool("baseline", true, "also measure raw JetStream publish and consume on the same server")
 	jsonPath := f.String("json", "", "also write the report as JSON to this file")
 	logLevel := f.String("log-level", "error", "embedded stack log level (debug, info, warn, error, disabled)")
@@ -79,6 +83,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.SkipBaseline = !*baseline
 	o.Log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).Level(level).With().Timestamp().Logger()
 
+	if *profile != "" {
+		po, err := profileByName(*profile)
+		if err != nil {
+			return err
+		}
+		if o.NATSURL != "" {
+			return errors.New("loadtest: --profile starts its own server and processes; it takes no --nats-url")
+		}
+		if *rounds < 0 || *frameLatency < 0 {
+			return errors.New("loadtest: --rounds and --frame-latency must not be negative")
+		}
+		if *rounds > 0 {
+			po.Rounds = *rounds
+		}
+		po.FrameLatency = *frameLatency
+		// Progress on stderr; --log-level debug adds each leg.
+		po.Log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).Level(min(level, zerolog.InfoLevel)).With().Timestamp().Logger()
+		return runProfile(ctx, po, stdout, *jsonPath, *svgPath)
+	}
 	if *hostileRun {
 		for _, v := range []*int{&ho.Senders, &ho.Rounds, &ho.Floods, &ho.Heavy, &ho.BigResults, &ho.Valid} {
 			switch {
@@ -129,18 +152,54 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func writeJSON(path string, rep interface{ WriteJSON(io.Writer) error }) (err error) {
+// runProfile runs a profile and writes its reports.
+func runProfile(ctx context.Context, o ProfileOptions, stdout io.Writer, jsonPath, svgPath string) error {
+	rep, err := RunProfile(ctx, o)
+	if rep == nil {
+		return err
+	}
+	if err != nil {
+		rep.finish() // what was measured so far
+	}
+	if werr := rep.WriteMarkdown(stdout); werr != nil {
+		return werr
+	}
+	if jsonPath != "" {
+		if werr := writeJSON(jsonPath, rep); werr != nil {
+			return werr
+		}
+	}
+	if svgPath != "" {
+		if werr := writeFile(svgPath, "--svg", rep.WriteSVG); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return errIncomplete
+	}
+	return nil
+}
+
+func writeJSON(path string, rep interface{ WriteJSON(io.Writer) error }) error {
+	return writeFile(path, "--json", rep.WriteJSON)
+}
+
+// writeFile writes path with write; errors name the flag.
+func writeFile(path, flagName string, write func(io.Writer) error) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("loadtest: --json: %w", err)
+		return fmt.Errorf("loadtest: %s: %w", flagName, err)
 	}
 	defer func() {
 		if cerr := f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("loadtest: --json: %w", cerr)
+			err = fmt.Errorf("loadtest: %s: %w", flagName, cerr)
 		}
 	}()
-	if err := rep.WriteJSON(f); err != nil {
-		return fmt.Errorf("loadtest: --json: %w", err)
+	if err := write(f); err != nil {
+		return fmt.Errorf("loadtest: %s: %w", flagName, err)
 	}
 	return nil
 }

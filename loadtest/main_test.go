@@ -8,8 +8,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childNATSEnv) != "" {
-		os.Exit(childWorker()) // a worker process of a hostile run: this binary re-executed
+	if code, ok := childMain(); ok {
+		os.Exit(code) // a process of a hostile or profile run: this binary re-executed
 	}
 	goleak.VerifyTestMain(m,
 		// net/http keeps idle keep-alive connections to the mock provider.

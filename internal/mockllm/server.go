@@ -47,6 +47,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []*Request
+	forget   bool
 }
 
 // New returns a server answering with script; nil means Default(DefaultOptions{}).
@@ -55,6 +56,15 @@ func New(script Script) *Server {
 		script = Default(DefaultOptions{})
 	}
 	return &Server{script: script}
+}
+
+// ForgetRequests makes the server keep no request it receives from now
+// on (Requests returns only those received before): a load test's mock
+// would otherwise hold every body it was sent.
+func (s *Server) ForgetRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forget = true
 }
 
 // Requests returns the requests received so far, in order.
@@ -94,7 +104,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req.written = new(atomic.Int64)
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
+	if !s.forget {
+		s.requests = append(s.requests, req)
+	}
 	s.mu.Unlock()
 	resp := s.script.Respond(req)
 	cw := &countingWriter{ResponseWriter: w, n: req.written}

@@ -241,6 +241,22 @@ func TestError(t *testing.T) {
 	}
 }
 
+func TestForgetRequests(t *testing.T) {
+	s := mockllm.New(mockllm.ScriptFunc(func(*mockllm.Request) *mockllm.Response {
+		return mockllm.NewStream("m").Text("ok").Finish("stop").Response()
+	}))
+	srv := start(t, s)
+	body := `{"model":"a","messages":[{"role":"user","content":"hi"}],"stream":true}`
+	post(t, srv, "/v1/chat/completions", body)
+	s.ForgetRequests()
+	if got := post(t, srv, "/v1/chat/completions", body); got.status != http.StatusOK {
+		t.Fatalf("status after ForgetRequests = %d; want 200", got.status)
+	}
+	if n := len(s.Requests()); n != 1 {
+		t.Errorf("len(Requests()) = %d; want 1, the request before ForgetRequests", n)
+	}
+}
+
 func TestRequestsRecorded(t *testing.T) {
 	s := mockllm.New(mockllm.ScriptFunc(func(*mockllm.Request) *mockllm.Response {
 		return mockllm.NewStream("m").Text("ok").Finish("stop").Response()
