@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +28,27 @@ import (
 const (
 	roleEnv        = "TURNSTREAM_LOADTEST_ROLE"
 	childConfigEnv = "TURNSTREAM_LOADTEST_CHILD"
+	// cpuProfileEnv, when set to a directory, has every child write a CPU
+	// profile of its whole life there, as <role>.prof (go tool pprof).
+	cpuProfileEnv = "TURNSTREAM_LOADTEST_CPUPROFILE"
 )
+
+// startCPUProfile profiles this process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close() //nolint:errcheck // the error above is the one to report
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close() //nolint:errcheck // best effort: a profile for reading
+	}, nil
+}
 
 // The roles.
 const (
@@ -90,6 +112,14 @@ func childMain() (code int, ok bool) {
 	if err := json.Unmarshal([]byte(os.Getenv(childConfigEnv)), &c); err != nil {
 		fmt.Fprintf(os.Stderr, "loadtest %s: %s: %v\n", role, childConfigEnv, err)
 		return 2, true
+	}
+	if dir := os.Getenv(cpuProfileEnv); dir != "" {
+		stopProfile, err := startCPUProfile(filepath.Join(dir, role+".prof"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadtest %s: %s: %v\n", role, cpuProfileEnv, err)
+			return 2, true
+		}
+		defer stopProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
