@@ -29,7 +29,7 @@ const (
 	roleEnv        = "TURNSTREAM_LOADTEST_ROLE"
 	childConfigEnv = "TURNSTREAM_LOADTEST_CHILD"
 	// cpuProfileEnv, when set to a directory, has every child write a CPU
-	// profile of its whole life there, as <role>.prof (go tool pprof).
+	// profile of its whole life there, as <role>-<pid>.prof (go tool pprof).
 	cpuProfileEnv = "TURNSTREAM_LOADTEST_CPUPROFILE"
 )
 
@@ -114,7 +114,7 @@ func childMain() (code int, ok bool) {
 		return 2, true
 	}
 	if dir := os.Getenv(cpuProfileEnv); dir != "" {
-		stopProfile, err := startCPUProfile(filepath.Join(dir, role+".prof"))
+		stopProfile, err := startCPUProfile(filepath.Join(dir, role+"-"+strconv.Itoa(os.Getpid())+".prof"))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "loadtest %s: %s: %v\n", role, cpuProfileEnv, err)
 			return 2, true
