@@ -31,6 +31,10 @@ const (
 	// cpuProfileEnv, when set to a directory, has every child write a CPU
 	// profile of its whole life there, as <role>-<pid>.prof (go tool pprof).
 	cpuProfileEnv = "TURNSTREAM_LOADTEST_CPUPROFILE"
+	// logDirEnv, when set to a directory, has every child log warnings
+	// and errors there too, as <role>-<pid>.log (by default a child logs
+	// errors only, and the parent keeps the tail).
+	logDirEnv = "TURNSTREAM_LOADTEST_LOGS"
 )
 
 // startCPUProfile profiles this process into path until the returned
@@ -75,6 +79,9 @@ type childConfig struct {
 	// TurnBound is the worker's wall-clock budget and the provider idle
 	// timeout (0: the defaults, 2m and 60s).
 	TurnBound time.Duration `json:"turn_bound,omitempty"`
+	// ContextTokens is the mock model's context window (0: the default,
+	// 128,000 tokens).
+	ContextTokens int `json:"context_tokens,omitempty"`
 }
 
 // childReady is the line a child prints when it is ready.

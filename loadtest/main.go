@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	profile := f.String("profile", "", "measure issue 11's table instead, each part in its own process: quick (under 5 minutes on 2 cores) or full")
 	rounds := f.Int("rounds", 0, "--profile: interleaved rounds of the timed legs (default: the profile's, quick 3, full 5)")
 	frameLatency := f.Duration("frame-latency", 0, "--profile: the mock provider's delay before each streamed frame")
+	inFlight := f.Int("in-flight", 0, "--profile: slow turns in flight at once in the memory leg (default: the profile's, quick 1000, full 10000)")
+	followerSteps := f.String("follower-steps", "", "--profile: follower counts of the follower leg, comma-separated, tried in order (default: the profile's)")
 	svgPath := f.String("svg", "", "--profile: also write a chart of latency percentiles and throughput per leg as SVG to this file")
 	baseline := f.Bool("baseline", true, "also measure raw JetStream publish and consume on the same server")
 	jsonPath := f.String("json", "", "also write the report as JSON to this file")
@@ -98,6 +102,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			po.Rounds = *rounds
 		}
 		po.FrameLatency = *frameLatency
+		if *inFlight < 0 {
+			return errors.New("loadtest: --in-flight must not be negative")
+		}
+		if *inFlight > 0 {
+			po.InFlight, po.FollowerSteps = *inFlight, nil
+		}
+		if *followerSteps != "" {
+			po.FollowerSteps = nil
+			for _, s := range strings.Split(*followerSteps, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || n < 1 {
+					return fmt.Errorf("loadtest: --follower-steps %q: want positive counts, comma-separated", *followerSteps)
+				}
+				po.FollowerSteps = append(po.FollowerSteps, n)
+			}
+		}
 		// Progress on stderr; --log-level debug adds each leg.
 		po.Log = zerolog.New(zerolog.ConsoleWriter{Out: stderr}).Level(min(level, zerolog.InfoLevel)).With().Timestamp().Logger()
 		return runProfile(ctx, po, stdout, *jsonPath, *svgPath)

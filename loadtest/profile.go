@@ -50,6 +50,13 @@ type ProfileOptions struct {
 	// SessionTurns is the length of the one session of the growth leg
 	// (turns with the demo tools, one after the other).
 	SessionTurns int
+	// ContextTokens is the mock model's context window. The session's
+	// prompt stops growing once its history fills the window (what is
+	// left out is summarized in a notice), so that the growth leg
+	// measures what the session's length costs a turn's bookkeeping, not
+	// a longer prompt, which costs the bare client as much. Default 8000
+	// (its history fills it at about turn 70).
+	ContextTokens int
 	// InFlight is how many slow turns are in flight at once in the memory
 	// leg, each followed through pkg/client (the follower count).
 	InFlight int
@@ -67,6 +74,9 @@ type ProfileOptions struct {
 	// Log receives progress. Default: none.
 	Log zerolog.Logger
 }
+
+// defaultContextTokens is ProfileOptions.ContextTokens's default.
+const defaultContextTokens = 8000
 
 // QuickProfile finishes in under 5 minutes on 2 cores.
 var QuickProfile = ProfileOptions{
@@ -111,6 +121,7 @@ func (o *ProfileOptions) applyDefaults() {
 	def(&o.RTTSamples, q.RTTSamples)
 	def(&o.SessionTurns, q.SessionTurns)
 	def(&o.InFlight, q.InFlight)
+	def(&o.ContextTokens, defaultContextTokens)
 	if o.RampTimeout == 0 {
 		o.RampTimeout = q.RampTimeout
 	}
@@ -131,6 +142,9 @@ func (o *ProfileOptions) Validate() error {
 		if v < 1 || v > 100_000 {
 			return errors.New("loadtest: profile counts must be 1 to 100000")
 		}
+	}
+	if o.ContextTokens < 1000 || o.ContextTokens > 10_000_000 {
+		return errors.New("loadtest: the profile's context window must be 1000 to 10,000,000 tokens")
 	}
 	if o.FrameLatency < 0 || o.RampTimeout < 0 || o.DrainTimeout < 0 || o.TurnTimeout < 0 {
 		return errors.New("loadtest: profile durations must not be negative")
@@ -184,7 +198,7 @@ func RunProfile(ctx context.Context, o ProfileOptions) (rep *ProfileReport, err 
 		Profile: o.Name, Date: started.UTC().Format(time.DateOnly),
 		Config: ProfileConfig{
 			Rounds: o.Rounds, CPUTurns: o.CPUTurns, ThroughputTurns: o.ThroughputTurns, SerialTurns: o.SerialTurns,
-			FrameLatencyMS: ms(o.FrameLatency), SessionTurns: o.SessionTurns, InFlight: o.InFlight,
+			FrameLatencyMS: ms(o.FrameLatency), SessionTurns: o.SessionTurns, ContextTokens: o.ContextTokens, InFlight: o.InFlight,
 		},
 		Machine: Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), NATSServer: server.VERSION, OS: runtime.GOOS + "/" + runtime.GOARCH},
 	}
@@ -262,7 +276,7 @@ func (p *profileRun) start(ctx context.Context) error {
 // startWorker starts a worker process with the given concurrency and turn
 // bound (0: the defaults) and waits for its consumer.
 func (p *profileRun) startWorker(ctx context.Context, concurrency int, bound time.Duration) error {
-	w, err := startChild(ctx, roleWorker, childConfig{NATSURL: p.natsURL, MockURL: p.mockURL, Concurrency: concurrency, TurnBound: bound})
+	w, err := startChild(ctx, roleWorker, childConfig{NATSURL: p.natsURL, MockURL: p.mockURL, Concurrency: concurrency, TurnBound: bound, ContextTokens: p.o.ContextTokens})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ type ProfileConfig struct {
 	SerialTurns     int     `json:"serial_turns"`
 	FrameLatencyMS  float64 `json:"frame_latency_ms"`
 	SessionTurns    int     `json:"session_turns"`
+	ContextTokens   int     `json:"context_tokens"`
 	InFlight        int     `json:"in_flight"`
 }
 

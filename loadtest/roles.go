@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,9 +33,21 @@ import (
 )
 
 // childLog is a child's logger: errors only, on stderr (the parent keeps
-// the tail and shows it if the child dies).
+// the tail and shows it if the child dies); with logDirEnv set, warnings
+// and errors, to a file of its own there as well.
 func childLog() zerolog.Logger {
-	return zerolog.New(os.Stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
+	dir := os.Getenv(logDirEnv)
+	if dir == "" {
+		return zerolog.New(os.Stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
+	}
+	name := filepath.Join(dir, os.Getenv(roleEnv)+"-"+strconv.Itoa(os.Getpid())+".log")
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "loadtest: %s: %v\n", logDirEnv, err)
+		return zerolog.New(os.Stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
+	}
+	// The file closes with the process.
+	return zerolog.New(zerolog.MultiLevelWriter(os.Stderr, f)).Level(zerolog.WarnLevel).With().Timestamp().Logger()
 }
 
 // natsMain runs the embedded nats-server, as `turnstream dev` does, until
@@ -63,6 +76,11 @@ func workerMain(ctx context.Context, c childConfig, ready func(string)) error {
 	cfg := config.Mock(c.MockURL)
 	if c.Concurrency > 0 {
 		cfg.Worker.Concurrency = c.Concurrency
+	}
+	if c.ContextTokens > 0 {
+		for i := range cfg.Models {
+			cfg.Models[i].ContextTokens = c.ContextTokens
+		}
 	}
 	if c.TurnBound > 0 {
 		cfg.Budgets.WallClock = config.Duration(c.TurnBound)
