@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -154,6 +155,19 @@ type child struct {
 	ready  childReady
 	done   chan struct{}
 	err    error // of Wait, once done is closed
+	// stopping is set by stop: the end that follows is no death.
+	stopping atomic.Bool
+}
+
+// watch calls died (once, on its own goroutine) if the child ends
+// without being stopped.
+func (c *child) watch(died func(error)) {
+	go func() {
+		<-c.done
+		if !c.stopping.Load() {
+			died(c.alive())
+		}
+	}()
 }
 
 // childStartTimeout bounds a child's start, to its ready line.
@@ -234,6 +248,7 @@ const childStopTimeout = 40 * time.Second
 // stop ends the child: its stdin closed and SIGTERM, then SIGKILL after
 // childStopTimeout. It is idempotent.
 func (c *child) stop() {
+	c.stopping.Store(true)
 	select {
 	case <-c.done:
 		return

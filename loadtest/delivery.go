@@ -26,7 +26,8 @@ type (
 		Marker             string
 	}
 	eventRecord struct {
-		Type string
+		Type     string
+		Terminal bool // wire.SessionEvent.Terminal
 		// Delivery and Resumed are a turn.accepted event's.
 		Delivery int
 		Resumed  bool
@@ -38,7 +39,7 @@ func chunkOf(c *wire.Chunk) chunkRecord {
 }
 
 func eventOf(ev *wire.SessionEvent) eventRecord {
-	r := eventRecord{Type: ev.Type}
+	r := eventRecord{Type: ev.Type, Terminal: ev.Terminal()}
 	if ev.Type == wire.EventTurnAccepted {
 		switch d := ev.Payload["delivery"].(type) {
 		case float64:
@@ -182,8 +183,13 @@ func checkTurn(r turnRecords) []problem {
 	for _, k := range order {
 		cs := attempts[k]
 		seqs := make([]int, len(cs))
+		reordered := false
 		for i, c := range cs {
 			seqs[i] = c.Seq
+			if i > 0 && c.Seq <= cs[i-1].Seq && !reordered {
+				reordered = true
+				add(problemGap, "step %d attempt %d: chunk seq %d came after %d", k.step, k.attempt, c.Seq, cs[i-1].Seq)
+			}
 		}
 		slices.Sort(seqs)
 		for i, s := range seqs {
@@ -218,11 +224,11 @@ func checkTurn(r turnRecords) []problem {
 	terminals, accepted := 0, 0
 	completed := false
 	for _, e := range r.Events {
-		switch e.Type {
-		case wire.EventTurnCompleted, wire.EventTurnFailed, wire.EventTurnRejected:
+		switch {
+		case e.Terminal:
 			terminals++
 			completed = e.Type == wire.EventTurnCompleted
-		case wire.EventTurnAccepted:
+		case e.Type == wire.EventTurnAccepted:
 			accepted++
 			if e.Delivery != 1 || e.Resumed {
 				rerun = true

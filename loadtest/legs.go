@@ -158,8 +158,8 @@ type liveTurn struct {
 	chunks   []chunkRecord
 	events   []eventRecord
 	turn     string
-	skipped  int
 	terminal bool
+	marked   bool // a chunk with an end marker came
 	wake     chan struct{}
 }
 
@@ -182,11 +182,10 @@ func (l *liveTurn) onChunk(m *nats.Msg) {
 	if l.first.IsZero() {
 		l.first = now
 	}
-	if err != nil {
-		l.skipped++
-	} else {
+	if err == nil {
 		l.chunks = append(l.chunks, chunkOf(&c))
-	}
+		l.marked = l.marked || c.Marker != ""
+	} // an undecodable chunk is missing from the records: the check says so
 	l.mu.Unlock()
 	l.signal()
 }
@@ -250,7 +249,8 @@ func (l *liveTurn) await(ctx context.Context, chunksOnly bool) error {
 	var grace <-chan time.Time
 	for !l.complete(chunksOnly) {
 		l.mu.Lock()
-		terminal := l.terminal
+		// Without events (the raw path) the marker is the end.
+		terminal := l.terminal || (chunksOnly && l.marked)
 		l.mu.Unlock()
 		if terminal && grace == nil {
 			t := time.NewTimer(followTimeout)
@@ -316,7 +316,11 @@ func (p *profileRun) coreTurn(ctx context.Context, req wire.TurnRequest) (turnSa
 	}
 	l.mu.Unlock()
 	if err == nil {
-		return s, l.records(name)
+		if live := l.records(name); len(checkTurn(live)) == 0 {
+			return s, live
+		}
+		// Complete chunks but a live event lost (core NATS may drop one):
+		// what the streams stored decides.
 	}
 	if ctx.Err() != nil {
 		s.err = err

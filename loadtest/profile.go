@@ -58,7 +58,8 @@ type ProfileOptions struct {
 	// (its history fills it at about turn 70).
 	ContextTokens int
 	// InFlight is how many slow turns are in flight at once in the memory
-	// leg, each followed through pkg/client (the follower count).
+	// leg, each followed by core subscriptions (its stored records read
+	// again if they came incomplete).
 	InFlight int
 	// FollowerSteps are the follower counts of the follower leg, tried in
 	// order until one does not complete. Default: InFlight alone.
@@ -179,6 +180,8 @@ type profileRun struct {
 	natsURL  string
 	storeDir string
 	liveGaps atomic.Int64
+	// died ends the run when a child dies (child.watch).
+	died context.CancelCauseFunc
 
 	mu   sync.Mutex
 	legs int
@@ -192,8 +195,17 @@ func RunProfile(ctx context.Context, o ProfileOptions) (rep *ProfileReport, err 
 		return nil, err
 	}
 	started := time.Now()
-	p := &profileRun{o: o, runID: nuid.Next()[:8], procs: map[string]*child{}}
+	// A child that dies ends the run at once, with what it said, instead
+	// of every remaining turn waiting out its timeout.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	p := &profileRun{o: o, runID: nuid.Next()[:8], procs: map[string]*child{}, died: cancel}
 	defer p.stopAll()
+	defer func() {
+		if cause := context.Cause(ctx); err != nil && cause != nil && cause != err && !errors.Is(cause, context.Canceled) {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
+	}()
 	rep = &ProfileReport{
 		Profile: o.Name, Date: started.UTC().Format(time.DateOnly),
 		Config: ProfileConfig{
@@ -202,7 +214,10 @@ func RunProfile(ctx context.Context, o ProfileOptions) (rep *ProfileReport, err 
 		},
 		Machine: Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), NATSServer: server.VERSION, OS: runtime.GOOS + "/" + runtime.GOARCH},
 	}
-	defer func() { rep.Seconds = time.Since(started).Seconds() }()
+	defer func() {
+		rep.Seconds = time.Since(started).Seconds()
+		rep.LiveGaps = int(p.liveGaps.Load())
+	}()
 	if err := p.start(ctx); err != nil {
 		return rep, err
 	}
@@ -223,7 +238,10 @@ func RunProfile(ctx context.Context, o ProfileOptions) (rep *ProfileReport, err 
 	if rep.Memory, err = p.slowLegs(ctx); err != nil {
 		return rep, err
 	}
-	rep.LiveGaps = int(p.liveGaps.Load())
+	o.Log.Info().Msg("audit of what was stored")
+	if rep.Audit, err = p.audit(ctx); err != nil {
+		return rep, err
+	}
 	rep.finish()
 	return rep, nil
 }
@@ -236,13 +254,13 @@ func (p *profileRun) start(ctx context.Context) error {
 		return fmt.Errorf("loadtest: %w", err)
 	}
 	p.storeDir = dir
-	srv, err := startChild(ctx, roleNATS, childConfig{StoreDir: dir})
+	srv, err := p.startChild(ctx, roleNATS, childConfig{StoreDir: dir})
 	if err != nil {
 		return err
 	}
 	p.procs[roleNATS] = srv
 	p.natsURL = srv.ready.URL
-	mock, err := startChild(ctx, roleMock, childConfig{FrameLatency: p.o.FrameLatency, HoldMax: p.o.RampTimeout + time.Minute})
+	mock, err := p.startChild(ctx, roleMock, childConfig{FrameLatency: p.o.FrameLatency, HoldMax: p.o.RampTimeout + time.Minute})
 	if err != nil {
 		return err
 	}
@@ -264,7 +282,7 @@ func (p *profileRun) start(ctx context.Context) error {
 		return err
 	}
 	for _, role := range []string{roleTools, roleRaw, roleBare} {
-		c, err := startChild(ctx, role, childConfig{NATSURL: p.natsURL, MockURL: p.mockURL})
+		c, err := p.startChild(ctx, role, childConfig{NATSURL: p.natsURL, MockURL: p.mockURL})
 		if err != nil {
 			return err
 		}
@@ -273,10 +291,20 @@ func (p *profileRun) start(ctx context.Context) error {
 	return nil
 }
 
+// startChild starts a child that ends the run if it dies.
+func (p *profileRun) startChild(ctx context.Context, role string, c childConfig) (*child, error) {
+	ch, err := startChild(ctx, role, c)
+	if err != nil {
+		return nil, err
+	}
+	ch.watch(func(err error) { p.died(err) })
+	return ch, nil
+}
+
 // startWorker starts a worker process with the given concurrency and turn
-// bound (0: the defaults) and waits for its consumer.
+// bound (0: the defaults) and waits for it to be ready (built, its topology ensured).
 func (p *profileRun) startWorker(ctx context.Context, concurrency int, bound time.Duration) error {
-	w, err := startChild(ctx, roleWorker, childConfig{NATSURL: p.natsURL, MockURL: p.mockURL, Concurrency: concurrency, TurnBound: bound, ContextTokens: p.o.ContextTokens})
+	w, err := p.startChild(ctx, roleWorker, childConfig{NATSURL: p.natsURL, MockURL: p.mockURL, Concurrency: concurrency, TurnBound: bound, ContextTokens: p.o.ContextTokens})
 	if err != nil {
 		return err
 	}

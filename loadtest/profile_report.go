@@ -35,6 +35,9 @@ type ProfileReport struct {
 	// drop a republished record; the delivery check then uses the stored
 	// ones).
 	LiveGaps int `json:"live_gaps"`
+	// Audit is the check of what the run stored, once every request
+	// settled (nil if the run did not get that far).
+	Audit *Audit `json:"audit,omitempty"`
 	// Figures are issue 11's table; Context the figures beside it.
 	Figures []Figure `json:"figures"`
 	Context []Figure `json:"context"`
@@ -289,12 +292,19 @@ func (l *LegSummary) summarize() {
 		return spreadOf(vs)
 	}
 	l.TurnsPerSecond = over(func(lr LegRound) float64 { return lr.TurnsPerSecond })
-	l.FirstChunkP50 = over(func(lr LegRound) float64 { return lr.FirstChunkMS.P50 })
-	l.FirstChunkP90 = over(func(lr LegRound) float64 { return lr.FirstChunkMS.P90 })
-	l.FirstChunkP99 = over(func(lr LegRound) float64 { return lr.FirstChunkMS.P99 })
-	l.TotalP50 = over(func(lr LegRound) float64 { return lr.TotalMS.P50 })
-	l.TotalP90 = over(func(lr LegRound) float64 { return lr.TotalMS.P90 })
-	l.TotalP99 = over(func(lr LegRound) float64 { return lr.TotalMS.P99 })
+	// A round with no samples measured nothing (not zero).
+	pct := func(p Percentiles, v float64) float64 {
+		if p.N == 0 {
+			return math.NaN()
+		}
+		return v
+	}
+	l.FirstChunkP50 = over(func(lr LegRound) float64 { return pct(lr.FirstChunkMS, lr.FirstChunkMS.P50) })
+	l.FirstChunkP90 = over(func(lr LegRound) float64 { return pct(lr.FirstChunkMS, lr.FirstChunkMS.P90) })
+	l.FirstChunkP99 = over(func(lr LegRound) float64 { return pct(lr.FirstChunkMS, lr.FirstChunkMS.P99) })
+	l.TotalP50 = over(func(lr LegRound) float64 { return pct(lr.TotalMS, lr.TotalMS.P50) })
+	l.TotalP90 = over(func(lr LegRound) float64 { return pct(lr.TotalMS, lr.TotalMS.P90) })
+	l.TotalP99 = over(func(lr LegRound) float64 { return pct(lr.TotalMS, lr.TotalMS.P99) })
 	l.CPUPerChunkUS = map[string]Spread{}
 	for _, role := range []string{roleWorker, roleNATS, roleMock, roleBare, roleRaw} {
 		l.CPUPerChunkUS[role] = over(func(lr LegRound) float64 { return lr.cpuPerChunk(role) })
@@ -339,6 +349,9 @@ func (r *ProfileReport) finish() {
 	}
 	ttfc := func(path string) Spread {
 		return perRound(r.findLeg("16x1", path), r.findLeg("16x1", pathBare), func(a, b LegRound, i int) float64 {
+			if a.FirstChunkMS.N == 0 || b.FirstChunkMS.N == 0 {
+				return math.NaN() // no first chunk: nothing measured
+			}
 			return ratio(a.FirstChunkMS.P50-b.FirstChunkMS.P50, rtt(i))
 		})
 	}
@@ -497,6 +510,15 @@ func (r *ProfileReport) finish() {
 		d.Complete, d.Turns, d.Reruns, d.LostMarkers, d.Gaps, d.Terminals, d.LostEvents)
 	f.Met = map[bool]string{true: "yes", false: "no"}[d.Exact()]
 	r.Figures = append(r.Figures, f)
+	if a := r.Audit; a != nil {
+		f := fig("stored: turns accepted once at their first delivery and ended once, every request settled", one(100*float64(a.Exact)/float64(max(a.Turns, 1))), "%", "exactly 100%, nothing redelivered", nil, 3)
+		f.Note = fmt.Sprintf("%d of %d turns; %d requests redelivered, %d unsettled", a.Exact, a.Turns, a.Redelivered, a.Unsettled)
+		if len(a.Problems) > 0 {
+			f.Note += "; first: " + a.Problems[0]
+		}
+		f.Met = map[bool]string{true: "yes", false: "no"}[a.OK()]
+		r.Figures = append(r.Figures, f)
+	}
 }
 
 func stepList(steps []*FollowerResult) string {
@@ -524,7 +546,7 @@ func (r *ProfileReport) totalDelivery() DeliveryCheck {
 }
 
 // OK reports whether every turn of the run was delivered completely.
-func (r *ProfileReport) OK() bool { return r.totalDelivery().Exact() }
+func (r *ProfileReport) OK() bool { return r.totalDelivery().Exact() && r.Audit.OK() }
 
 // formatSpread prints "median [min–max]".
 func formatSpread(s Spread, digits int) string {

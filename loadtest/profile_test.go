@@ -37,6 +37,9 @@ func TestRunProfile(t *testing.T) {
 	if !rep.OK() {
 		t.Errorf("delivery not exact: %+v", rep.totalDelivery())
 	}
+	if a := rep.Audit; a == nil || !a.OK() || a.Turns == 0 {
+		t.Errorf("audit of what was stored %+v; want every turn exact", a)
+	}
 	if got, want := len(rep.Legs), len(scenarios)*len(paths); got != want {
 		t.Errorf("%d legs; want %d", got, want)
 	}
@@ -169,6 +172,9 @@ func TestParseStat(t *testing.T) {
 }
 
 // TestReadProcSelf reads the test's own process.
+// sink keeps the compiler from dropping TestReadProcSelf's work.
+var sink int
+
 func TestReadProcSelf(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
@@ -177,17 +183,23 @@ func TestReadProcSelf(t *testing.T) {
 	if err != nil {
 		t.Fatalf("readProc(self) = %v", err)
 	}
-	// Burn some CPU so that the clock ticks.
-	deadline := time.Now().Add(300 * time.Millisecond)
-	for x := 0; time.Now().Before(deadline); x++ {
-		_ = x * x
-	}
-	after, err := readProc(os.Getpid())
-	if err != nil {
-		t.Fatalf("readProc(self) = %v", err)
-	}
-	if after.CPU <= before.CPU {
-		t.Errorf("CPU %v then %v; want it to grow", before.CPU, after.CPU)
+	// Burn CPU until the clock ticks (bounded: a tick is 10 ms of CPU).
+	var after procSample
+	for i := 0; ; i++ {
+		x := 0
+		for j := range 1_000_000 {
+			x += j * j
+		}
+		sink = x
+		if after, err = readProc(os.Getpid()); err != nil {
+			t.Fatalf("readProc(self) = %v", err)
+		}
+		if after.CPU > before.CPU {
+			break
+		}
+		if i == 100_000 {
+			t.Fatalf("CPU stayed %v over %d rounds of work; want it to grow", before.CPU, i)
+		}
 	}
 	if after.RSS <= 0 || after.HWM < after.RSS {
 		t.Errorf("RSS %d, HWM %d; want 0 < RSS <= HWM", after.RSS, after.HWM)
@@ -217,7 +229,7 @@ func TestPrompt(t *testing.T) {
 
 func TestCheckTurn(t *testing.T) {
 	accepted := eventRecord{Type: "turn.accepted", Delivery: 1}
-	completed := eventRecord{Type: "turn.completed"}
+	completed := eventRecord{Type: "turn.completed", Terminal: true}
 	chunks := func(step, attempt, n int) []chunkRecord {
 		var cs []chunkRecord
 		for i := 1; i <= n; i++ {
@@ -238,7 +250,8 @@ func TestCheckTurn(t *testing.T) {
 		{"complete", good, nil},
 		{"complete, chunks only", turnRecords{Chunks: chunks(0, 1, 4), ChunksOnly: true}, nil},
 		{"a gap", turnRecords{Chunks: []chunkRecord{{Seq: 1, Attempt: 1}, {Seq: 3, Attempt: 1, Marker: "completed"}}, Events: good.Events}, []problemKind{problemGap}},
-		{"a duplicate", turnRecords{Chunks: []chunkRecord{{Seq: 1, Attempt: 1}, {Seq: 1, Attempt: 1}, {Seq: 2, Attempt: 1, Marker: "completed"}}, Events: good.Events}, []problemKind{problemGap}},
+		{"a duplicate", turnRecords{Chunks: []chunkRecord{{Seq: 1, Attempt: 1}, {Seq: 1, Attempt: 1}, {Seq: 2, Attempt: 1, Marker: "completed"}}, Events: good.Events}, []problemKind{problemGap, problemGap}},
+		{"reordered", turnRecords{Chunks: []chunkRecord{{Seq: 2, Attempt: 1}, {Seq: 1, Attempt: 1}, {Seq: 3, Attempt: 1, Marker: "completed"}}, Events: good.Events}, []problemKind{problemGap}},
 		{"lost marker", turnRecords{Chunks: chunks(0, 1, 5)[:4], Events: good.Events}, []problemKind{problemMarker}},
 		{"marker not last", turnRecords{Chunks: []chunkRecord{{Seq: 1, Attempt: 1, Marker: "completed"}, {Seq: 2, Attempt: 1}}, Events: good.Events}, []problemKind{problemMarker}},
 		{"no terminal", turnRecords{Chunks: chunks(0, 1, 3), Events: []eventRecord{accepted}}, []problemKind{problemTerminal}},
@@ -246,7 +259,7 @@ func TestCheckTurn(t *testing.T) {
 		{"redelivered", turnRecords{Chunks: chunks(0, 1, 3), Events: []eventRecord{{Type: "turn.accepted", Delivery: 2}, completed}}, []problemKind{problemRerun}},
 		{"resumed", turnRecords{Chunks: chunks(0, 1, 3), Events: []eventRecord{{Type: "turn.accepted", Delivery: 1, Resumed: true}, completed}}, []problemKind{problemRerun}},
 		{"second attempt", turnRecords{Chunks: append(chunks(0, 1, 3), chunks(0, 2, 3)...), Events: good.Events}, []problemKind{problemRerun}},
-		{"failed", turnRecords{Chunks: chunks(0, 1, 3), Events: []eventRecord{accepted, {Type: "turn.failed"}}}, []problemKind{problemNotCompleted}},
+		{"failed", turnRecords{Chunks: chunks(0, 1, 3), Events: []eventRecord{accepted, {Type: "turn.failed", Terminal: true}}}, []problemKind{problemNotCompleted}},
 		{"follower error", turnRecords{Err: errors.New("timeout")}, []problemKind{problemNotCompleted, problemTerminal}},
 		{"no accepted", turnRecords{Chunks: chunks(0, 1, 3), Events: []eventRecord{completed}}, []problemKind{problemEvents}},
 	}
