@@ -394,8 +394,18 @@ func (p *profileRun) round(ctx context.Context, r int, rep *ProfileReport) error
 var growthPoints = []int{1, 10, 100, 200, 1000}
 
 // growthWindow is how many turns around a point make its latency (their
-// median): the point and up to two either side.
-const growthWindow = 2
+// median): the point and up to two either side. cpuWindow is the same for
+// its CPU per turn, wider, as /proc counts CPU in 10 ms ticks.
+const (
+	growthWindow = 2
+	cpuWindow    = 10
+)
+
+// growthFull is the turn whose latency the later points are compared
+// with as well: by then the session's prompt fills the mock model's
+// context window (ProfileOptions.ContextTokens), so what grows after it
+// is the bookkeeping.
+const growthFull = 100
 
 // growth runs one session of SessionTurns turns with the demo tools, one
 // after the other, each followed through pkg/client, and compares the
@@ -434,7 +444,14 @@ func (p *profileRun) growth(ctx context.Context) (*GrowthResult, error) {
 	}
 	g.Seconds = time.Since(start).Seconds()
 	g.LatencyMS = lat
-	g.Points = growthOf(lat, growthPoints)
+	g.Points = growthOf(lat, growthPoints, 1)
+	if full := growthOf(lat, growthPoints, growthFull); len(full) == len(g.Points) {
+		for i := range g.Points {
+			if g.Points[i].Turn > growthFull {
+				g.Points[i].RatioToFull = &full[i].Ratio
+			}
+		}
+	}
 	for i := range g.Points {
 		g.Points[i].CPUPerTurnMS = windowCPU(cpu, g.Points[i].Turn)
 	}
@@ -442,20 +459,20 @@ func (p *profileRun) growth(ctx context.Context) (*GrowthResult, error) {
 }
 
 // growthOf compares the latency at each point (1-based turn numbers up to
-// len(lat)) with the first turns': the median of the window around the
-// point over that of the window around turn 1, with the window's min and
-// max over the same.
-func growthOf(lat []float64, points []int) []GrowthPoint {
+// len(lat)) with that around turn base: the median of the window around
+// the point over that of the window around base, with the window's min
+// and max over the same.
+func growthOf(lat []float64, points []int, base int) []GrowthPoint {
 	window := func(k int) []float64 {
 		lo, hi := max(k-growthWindow, 1), min(k+growthWindow, len(lat))
 		w := slices.Clone(lat[lo-1 : hi])
 		slices.Sort(w)
 		return w
 	}
-	if len(lat) == 0 {
+	if len(lat) == 0 || base > len(lat) {
 		return nil
 	}
-	base := median(window(1))
+	baseMS := median(window(base))
 	var out []GrowthPoint
 	for _, k := range points {
 		if k > len(lat) {
@@ -464,16 +481,16 @@ func growthOf(lat []float64, points []int) []GrowthPoint {
 		w := window(k)
 		out = append(out, GrowthPoint{
 			Turn: k, LatencyMS: median(w),
-			Ratio: Spread{Median: ratio(median(w), base), Min: ratio(w[0], base), Max: ratio(w[len(w)-1], base), N: len(w)},
+			Ratio: Spread{Median: ratio(median(w), baseMS), Min: ratio(w[0], baseMS), Max: ratio(w[len(w)-1], baseMS), N: len(w)},
 		})
 	}
 	return out
 }
 
 // windowCPU is each process's mean CPU per turn, in milliseconds, over
-// the window of turns around turn k (see growthOf).
+// the turns up to cpuWindow either side of turn k.
 func windowCPU(cpu []map[string]float64, k int) map[string]float64 {
-	lo, hi := max(k-growthWindow, 1), min(k+growthWindow, len(cpu))
+	lo, hi := max(k-cpuWindow, 1), min(k+cpuWindow, len(cpu))
 	out := map[string]float64{}
 	for _, c := range cpu[lo-1 : hi] {
 		for role, sec := range c {

@@ -123,8 +123,13 @@ type GrowthPoint struct {
 	Turn      int     `json:"turn"`
 	LatencyMS float64 `json:"latency_ms"`
 	Ratio     Spread  `json:"ratio"`
-	// CPUPerTurnMS is each process's mean CPU per turn over the window,
-	// in milliseconds (/proc's 10 ms ticks: coarse for one window).
+	// RatioToFull is the same over turn growthFull's window: a turn whose
+	// prompt already fills the model's context window, so that what grows
+	// after it is the session's bookkeeping alone.
+	RatioToFull *Spread `json:"ratio_to_full,omitempty"`
+	// CPUPerTurnMS is each process's mean CPU per turn over the turns up
+	// to cpuWindow either side, in milliseconds (/proc counts 10 ms
+	// ticks).
 	CPUPerTurnMS map[string]float64 `json:"cpu_per_turn_ms,omitempty"`
 }
 
@@ -436,7 +441,7 @@ func (r *ProfileReport) finish() {
 			}
 			name := fmt.Sprintf("latency of turn %d of a session ÷ turn 1 (with tools)", pt.Turn)
 			cf := fig(fmt.Sprintf("session turn %d: worker CPU per turn", pt.Turn), one(pt.CPUPerTurnMS[roleWorker]), "ms", "", nil, 1)
-			cf.Note = "worker / nats-server / mock / tools: " + cpuNote(pt.CPUPerTurnMS) + "; turns 1-3: " + cpuNote(g.Points[0].CPUPerTurnMS)
+			cf.Note = "worker / nats-server / mock / tools: " + cpuNote(pt.CPUPerTurnMS) + "; turns 1-11: " + cpuNote(g.Points[0].CPUPerTurnMS)
 			r.Context = append(r.Context, cf)
 			if pt.Turn == 200 || pt.Turn == 1000 {
 				f := fig(name, pt.Ratio, "×", "≤1.2×", atMost(1.2), 2)
@@ -444,6 +449,11 @@ func (r *ProfileReport) finish() {
 				r.Figures = append(r.Figures, f)
 			} else {
 				r.Context = append(r.Context, fig(name, pt.Ratio, "×", "", nil, 2))
+			}
+			if pt.RatioToFull != nil {
+				f := fig(fmt.Sprintf("latency of turn %d ÷ turn %d (the prompt at the model's context window since turn ~70)", pt.Turn, growthFull), *pt.RatioToFull, "×", "", nil, 2)
+				f.Note = "what the session's length adds to a turn's bookkeeping"
+				r.Context = append(r.Context, f)
 			}
 		}
 		if g.Turns < 1000 {

@@ -131,7 +131,7 @@ func TestGrowthOf(t *testing.T) {
 	for i := range lat {
 		lat[i] = 10 + float64(i)/10 // turn k: 10 + (k-1)/10 ms
 	}
-	got := growthOf(lat, []int{1, 10, 200, 1000})
+	got := growthOf(lat, []int{1, 10, 200, 1000}, 1)
 	if len(got) != 3 {
 		t.Fatalf("growthOf() = %d points; want 3 (1000 is past the session)", len(got))
 	}
