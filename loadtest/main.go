@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	profile := f.String("profile", "", "measure issue 11's table instead, each part in its own process: quick (under 5 minutes on 2 cores) or full")
 	rounds := f.Int("rounds", 0, "--profile: interleaved rounds of the timed legs (default: the profile's, quick 3, full 5)")
 	frameLatency := f.Duration("frame-latency", 0, "--profile: the mock provider's delay before each streamed frame")
+	sessionTurns := f.Int("session-turns", 0, "--profile: turns of the growth leg's session (default: the profile's, quick 200, full 1000)")
 	inFlight := f.Int("in-flight", 0, "--profile: slow turns in flight at once in the memory leg (default: the profile's, quick 1000, full 10000)")
 	followerSteps := f.String("follower-steps", "", "--profile: follower counts of the follower leg, comma-separated, tried in order (default: the profile's)")
 	svgPath := f.String("svg", "", "--profile: also write a chart of latency percentiles and throughput per leg as SVG to this file")
@@ -102,8 +103,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			po.Rounds = *rounds
 		}
 		po.FrameLatency = *frameLatency
-		if *inFlight < 0 {
-			return errors.New("loadtest: --in-flight must not be negative")
+		if *inFlight < 0 || *sessionTurns < 0 {
+			return errors.New("loadtest: --in-flight and --session-turns must not be negative")
+		}
+		if *sessionTurns > 0 {
+			po.SessionTurns = *sessionTurns
 		}
 		if *inFlight > 0 {
 			po.InFlight, po.FollowerSteps = *inFlight, nil

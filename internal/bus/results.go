@@ -31,19 +31,38 @@ type ResultFollower struct {
 // results read because of it are filtered out by turn and call id.
 const ResultSkew = time.Minute
 
-// FollowResults follows session's tool results stored since the given
-// server time (less ResultSkew). The caller must Stop it.
-func (b *Bus) FollowResults(ctx context.Context, session string, since time.Time) (*ResultFollower, error) {
-	start := since.Add(-ResultSkew)
-	cctx, cancel := op(ctx)
+// LastResult is the stream sequence of session's last stored tool result,
+// 0 if there is none (one direct get).
+func (b *Bus) LastResult(ctx context.Context, session string) (uint64, error) {
+	ctx, cancel := op(ctx)
 	defer cancel()
-	cons, err := b.results.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
+	seq, err := b.dg.Last(ctx, wire.StreamResults, b.subjects.Result(session))
+	if err != nil {
+		return 0, fmt.Errorf("bus: last result of %s: %w", session, err)
+	}
+	return seq, nil
+}
+
+// FollowResults follows session's tool results stored after stream
+// sequence after when it is set (LastResult, read before the calls were
+// dispatched), else since the given server time (less ResultSkew: a
+// session whose results came fast reads up to ResultSkew of them again).
+// The caller must Stop it.
+func (b *Bus) FollowResults(ctx context.Context, session string, after uint64, since time.Time) (*ResultFollower, error) {
+	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{b.subjects.Result(session)},
-		DeliverPolicy:     jetstream.DeliverByStartTimePolicy,
-		OptStartTime:      &start,
 		InactiveThreshold: readerInactiveThreshold,
 		MaxResetAttempts:  readerResets,
-	})
+	}
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+	} else {
+		start := since.Add(-ResultSkew)
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &start
+	}
+	cctx, cancel := op(ctx)
+	defer cancel()
+	cons, err := b.results.OrderedConsumer(cctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("bus: follow results: %w", err)
 	}

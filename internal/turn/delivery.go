@@ -81,6 +81,9 @@ type Delivery struct {
 	Waits   int
 	Schemas ToolSchemas
 	Results ResultsOpener
+	// LastResult, when set, positions a step's results follower by
+	// sequence (ResultsFrom.After) rather than by time.
+	LastResult LastResult
 	// Look, when set, is the session as its caller read it already (while
 	// it decoded the request); Deliver reads it itself otherwise.
 	Look func() (Look, error)
@@ -358,7 +361,7 @@ func (d Delivery) input(held Held) Input {
 	return Input{
 		Request: d.Request, Seq: d.Seq, Log: log, Stored: stored,
 		Delivery: held.Deliveries(), Writer: held.Writer(), State: held.State(),
-		OpenResults: d.Results, Tail: held.Tail(), Schemas: d.Schemas,
+		OpenResults: d.Results, LastResult: d.LastResult, Tail: held.Tail(), Schemas: d.Schemas,
 	}
 }
 

@@ -428,7 +428,9 @@ func TestDispatchRetried(t *testing.T) {
 	lc := lifecycle(t, callThenAnswer("calc", `{}`), s)
 	d := delivery(1)
 	d.Request.Tools = []wire.Tool{{Name: "calc", Description: "d", Parameters: map[string]any{"type": "object"}}}
-	d.Results = func(context.Context, time.Time) (turn.Results, error) { return chanResults(s.writer.answers), nil }
+	d.Results = func(context.Context, turn.ResultsFrom) (turn.Results, error) {
+		return chanResults(s.writer.answers), nil
+	}
 	v := lc.Deliver(ctx, d)
 	if v.Settle != turn.SettleAck || v.What != wire.EventTurnCompleted {
 		t.Fatalf("Deliver() = %+v; want completed", v)

@@ -137,8 +137,8 @@ func (e *env) run(loop *turn.Loop, codec wire.Codec, req *wire.TurnRequest) turn
 	out := loop.Run(ctx, turn.Input{
 		Request: req, Log: log.Messages, Stored: log.Stored, Delivery: 1,
 		Writer: e.bus.Turn(req.SessionID, req.TurnID, codec, log),
-		OpenResults: func(ctx context.Context, since time.Time) (turn.Results, error) {
-			f, err := e.bus.FollowResults(ctx, req.SessionID, since)
+		OpenResults: func(ctx context.Context, from turn.ResultsFrom) (turn.Results, error) {
+			f, err := e.bus.FollowResults(ctx, req.SessionID, from.After, from.Since)
 			if err != nil {
 				return nil, err
 			}

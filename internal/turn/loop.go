@@ -112,6 +112,7 @@ type Input struct {
 	// by its lease); nil uses Loop.State.
 	State       StateStore
 	OpenResults ResultsOpener
+	LastResult  LastResult
 	// Schemas are the request's compiled tool schemas (SchemaCache.Compile
 	// or CompileTools); nil compiles them with Loop.Schemas.
 	Schemas ToolSchemas
@@ -147,6 +148,7 @@ type run struct {
 	w       Writer
 	state   StateStore
 	open    ResultsOpener
+	last    LastResult
 	log     zerolog.Logger
 	msgs    []wire.Message
 	stored  []time.Time // store time of each message in msgs
@@ -228,7 +230,7 @@ func (l *Loop) Abort(ctx context.Context, in Input, reason string) Outcome {
 func (l *Loop) newRun(in Input) *run {
 	req := in.Request
 	r := &run{
-		loop: l, req: req, seq: in.Seq, w: in.Writer, state: in.State, open: in.OpenResults,
+		loop: l, req: req, seq: in.Seq, w: in.Writer, state: in.State, open: in.OpenResults, last: in.LastResult,
 		log:      l.Log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger(),
 		msgs:     append([]wire.Message(nil), in.Log...),
 		stored:   append([]time.Time(nil), in.Stored...),

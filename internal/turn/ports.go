@@ -47,8 +47,23 @@ type Results interface {
 	Stop()
 }
 
-// ResultsOpener starts following tool results stored since a time.
-type ResultsOpener func(ctx context.Context, since time.Time) (Results, error)
+// ResultsOpener starts following the session's tool results from a
+// position.
+type ResultsOpener func(ctx context.Context, from ResultsFrom) (Results, error)
+
+// ResultsFrom is where a results follower starts: after stream sequence
+// After when it is set (the session's last result as read before the
+// step's first dispatch: every result of the step is stored after it),
+// else at time Since (a resumed step, whose results may be stored
+// already), less a margin for the servers' clocks.
+type ResultsFrom struct {
+	After uint64
+	Since time.Time
+}
+
+// LastResult reads the stream sequence of the session's last stored tool
+// result, 0 if there is none.
+type LastResult func(ctx context.Context) (uint64, error)
 
 // Routes resolves a route name to its chain of targets.
 type Routes interface {

@@ -49,8 +49,8 @@ func TestStateTooLargeIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := loop.Run(ctx, turn.Input{Request: req, Log: log.Messages, Stored: log.Stored, Delivery: 1, Writer: e.bus.Turn("s1", "t1", wire.JSON, log),
-		OpenResults: func(ctx context.Context, since time.Time) (turn.Results, error) {
-			f, err := e.bus.FollowResults(ctx, "s1", since)
+		OpenResults: func(ctx context.Context, from turn.ResultsFrom) (turn.Results, error) {
+			f, err := e.bus.FollowResults(ctx, "s1", from.After, from.Since)
 			if err != nil {
 				return nil, err
 			}

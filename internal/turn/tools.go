@@ -97,9 +97,19 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		return errors.New("turn: no call-token key (Loop.CallKey): tool calls cannot be dispatched")
 	}
 	step := st.Steps
-	since := r.loop.now()
-	if i := r.lastAssistantIndex(); i >= 0 && i < len(r.stored) && r.stored[i].Before(since) {
-		since = r.stored[i] // a resumed turn: results may have arrived while no worker listened
+	from := ResultsFrom{Since: r.loop.now()}
+	if i := r.lastAssistantIndex(); i >= 0 && i < len(r.stored) && r.stored[i].Before(from.Since) {
+		from.Since = r.stored[i] // a resumed turn: results may have arrived while no worker listened
+	} else if r.last != nil && len(awaitOnly) == 0 {
+		// Every result of this step is stored after the session's last
+		// one as read now, before the first dispatch: the follower
+		// starts there and reads none of the session's earlier results.
+		// Unreadable, the follower starts by time.
+		if after, err := r.last(ctx); err == nil {
+			from.After = after
+		} else {
+			r.log.Warn().Err(err).Msg("the session's last tool result is unreadable; results are followed from the dispatch time")
+		}
 	}
 	timeout := r.loop.ToolTimeout
 	if timeout <= 0 {
@@ -134,7 +144,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	// Results are read from the store, from before the first dispatch:
 	// opening the follower after dispatching misses none, and a dispatch
 	// is not held up by it.
-	follower, err := r.open(ctx, since)
+	follower, err := r.open(ctx, from)
 	if err != nil {
 		return err
 	}

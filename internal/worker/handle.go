@@ -78,6 +78,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		// delivery's identity (a restarted server may reset it).
 		Waits:   int(meta.NumDelivered) - 1,
 		Schemas: schemas, Results: w.openResults(session),
+		LastResult: func(ctx context.Context) (uint64, error) { return w.bus.LastResult(ctx, session) },
 		Look: func() (turn.Look, error) {
 			r := <-looked
 			return r.look, r.err
@@ -257,8 +258,8 @@ func natsMsg(d delivery) *nats.Msg {
 
 // openResults adapts the bus result follower to turn.Results.
 func (w *Worker) openResults(session string) turn.ResultsOpener {
-	return func(ctx context.Context, since time.Time) (turn.Results, error) {
-		f, err := w.bus.FollowResults(ctx, session, since)
+	return func(ctx context.Context, from turn.ResultsFrom) (turn.Results, error) {
+		f, err := w.bus.FollowResults(ctx, session, from.After, from.Since)
 		if err != nil {
 			return nil, err
 		}
