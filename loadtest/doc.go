@@ -2,7 +2,7 @@
 // what a client sees, next to what raw JetStream does on the same server.
 //
 //	go run ./loadtest [--turns 200] [--concurrency 32] [--tools] [--latency 0] [--json FILE]
-//	go run ./loadtest --profile quick|full [--rounds R] [--json FILE] [--svg FILE]
+//	go run ./loadtest --profile quick|full [--rounds R] [--in-flight N] [--follower-steps A,B] [--session-turns N] [--json FILE] [--svg FILE]
 //	go run ./loadtest --hostile
 //
 // By default it starts the whole stack in its own process (an embedded NATS
