@@ -26,18 +26,20 @@ func (b *beaten) InProgress() error {
 	return b.err
 }
 
-type syncBuffer struct {
+// SyncBuffer collects log lines from several goroutines (the worker's
+// tests, inside and outside the package, read their logs with it).
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -47,7 +49,7 @@ func (s *syncBuffer) String() string {
 // already (it settled after the loop listed it) is no failure and logs
 // nothing; any other failure is logged.
 func TestHeartbeatOfASettledDelivery(t *testing.T) {
-	var out syncBuffer
+	var out SyncBuffer
 	log := zerolog.New(&out)
 	h := newHeartbeats(time.Millisecond)
 	acked := &beaten{err: jetstream.ErrMsgAlreadyAckd}
