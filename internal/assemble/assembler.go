@@ -336,6 +336,14 @@ type Response struct {
 	// ResponseID is the provider's id of the response, when it has one
 	// (the Responses API's cursor for previous_response_id).
 	ResponseID string
+	// Echo is the provider state its adapter returns for replaying this
+	// answer to the same provider (Anthropic's signed and redacted
+	// thinking blocks, Responses encrypted reasoning items), opaque to
+	// everything but that adapter, which gets it back as
+	// provider.Message.Reasoning. Like Reasoning it is never visible text,
+	// session content, event payload or log line: it lives in worker-only
+	// replay state.
+	Echo string
 }
 
 // Executable reports whether every tool call may run: the response is
