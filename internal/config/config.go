@@ -8,15 +8,9 @@ import (
 	"github.com/turnstream/turnstream/internal/provider"
 )
 
-// API names a provider's wire API.
+// API names a provider's wire API: one of the configurable APIs of
+// internal/provider/apis.
 type API string
-
-// Wire APIs.
-const (
-	APIOpenAIChat   API = "openai_chat_completions"
-	APIDeepSeekChat API = "deepseek_chat_completions"
-	APIResponses    API = "openai_responses"
-)
 
 // Config is a worker's configuration.
 type Config struct {
@@ -134,8 +128,8 @@ type History struct {
 type Provider struct {
 	// Name identifies the provider in models and routes.
 	Name string `yaml:"name" json:"name"`
-	// API is the wire API: openai_chat_completions, deepseek_chat_completions
-	// or openai_responses.
+	// API is the wire API, one of apis.Configurable() (e.g.
+	// openai_chat_completions); it brings the capability defaults.
 	API API `yaml:"api" json:"api"`
 	// BaseURL is the API root, e.g. https://api.openai.com/v1.
 	BaseURL string `yaml:"base_url" json:"base_url"`

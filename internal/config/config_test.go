@@ -19,10 +19,10 @@ func TestLoadFull(t *testing.T) {
 	}
 	want := &Config{
 		Providers: []Provider{
-			{Name: "openai", API: APIOpenAIChat, BaseURL: "https://api.openai.com/v1", APIKeyEnv: "OPENAI_API_KEY", IdleTimeout: Duration(90 * time.Second)},
-			{Name: "backup", API: APIDeepSeekChat, BaseURL: "http://127.0.0.1:8081/v1", APIKeyFile: "/run/secrets/deepseek",
+			{Name: "openai", API: "openai_chat_completions", BaseURL: "https://api.openai.com/v1", APIKeyEnv: "OPENAI_API_KEY", IdleTimeout: Duration(90 * time.Second)},
+			{Name: "backup", API: "deepseek_chat_completions", BaseURL: "http://127.0.0.1:8081/v1", APIKeyFile: "/run/secrets/deepseek",
 				Headers: map[string]string{"X-Request-Source": "turnstream"}, IdleTimeout: Duration(60 * time.Second)},
-			{Name: "responses", API: APIResponses, BaseURL: "https://api.openai.com/v1", Deprecated: true, IdleTimeout: Duration(60 * time.Second)},
+			{Name: "responses", API: "openai_responses", BaseURL: "https://api.openai.com/v1", Deprecated: true, IdleTimeout: Duration(60 * time.Second)},
 		},
 		Models: []Model{
 			{Provider: "openai", Name: "gpt-4o-mini", SupportsTools: ptr(true), ContextTokens: 128000},
@@ -468,7 +468,7 @@ func TestMock(t *testing.T) {
 		t.Fatalf("Mock(%q).Validate() = %v; want nil", url, err)
 	}
 	p, ok := c.Provider("mock")
-	if !ok || p.API != APIOpenAIChat || p.BaseURL != url || p.IdleTimeout != Duration(60*time.Second) {
+	if !ok || p.API != "openai_chat_completions" || p.BaseURL != url || p.IdleTimeout != Duration(60*time.Second) {
 		t.Errorf("Mock(%q).Provider(mock) = %+v, %v; want an openai_chat_completions provider at %s with defaults", url, p, ok, url)
 	}
 	if key, err := c.APIKey(p); key != "" || err != nil {
@@ -565,7 +565,7 @@ providers: [{name: openai, api: openai_chat_completions, base_url: "https://api.
 models: [{provider: openai, name: m}]
 routes: [{name: default, targets: [{provider: openai, model: m}]}]
 `))
-	if err == nil || !strings.Contains(err.Error(), "stream: false is supported by openai_responses only") {
+	if err == nil || !strings.Contains(err.Error(), "/providers/0/stream") {
 		t.Errorf("Parse(chat with stream false) = %v; want an error", err)
 	}
 }

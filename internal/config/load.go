@@ -13,6 +13,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/turnstream/turnstream/internal/provider/apis"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/schemas"
 )
 
@@ -233,19 +235,18 @@ func (c *Config) Validate() error {
 			bad("providers[%d]: duplicate provider %q", i, p.Name)
 		}
 		providers[p.Name] = true
-		switch p.API {
-		case APIOpenAIChat, APIDeepSeekChat, APIResponses:
-		default:
-			bad("providers[%d] %q: unknown api %q", i, p.Name, p.API)
+		api, ok := apis.Lookup(string(p.API))
+		if !ok || !api.Configurable() {
+			bad("providers[%d] %q: unknown api %q (one of %s)", i, p.Name, p.API, strings.Join(apis.Configurable(), ", "))
 		}
 		if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
 			bad("providers[%d] %q: base_url must be an http(s) URL", i, p.Name)
 		}
-		if !p.Streams() && p.API != APIResponses {
-			bad("providers[%d] %q: stream: false is supported by openai_responses only", i, p.Name)
+		if ok && !p.Streams() && !api.Settings.NonStreaming {
+			bad("providers[%d] %q: stream: false is not supported by %s, which always streams", i, p.Name, p.API)
 		}
-		if p.Store && p.API != APIResponses {
-			bad("providers[%d] %q: store is supported by openai_responses only", i, p.Name)
+		if ok && p.Store && !api.Settings.Store {
+			bad("providers[%d] %q: store is not supported by %s, which keeps no responses", i, p.Name, p.API)
 		}
 		if p.APIKeyEnv != "" && p.APIKeyFile != "" {
 			bad("providers[%d] %q: set api_key_env or api_key_file, not both", i, p.Name)
@@ -348,7 +349,7 @@ func (c *Config) Route(name string) (Route, bool) {
 // the default route.
 func Mock(baseURL string) *Config {
 	c := &Config{
-		Providers: []Provider{{Name: "mock", API: APIOpenAIChat, BaseURL: baseURL}},
+		Providers: []Provider{{Name: "mock", API: API(openaichat.API.Name), BaseURL: baseURL}},
 		Models:    []Model{{Provider: "mock", Name: "mock-1"}},
 		Routes:    []Route{{Name: DefaultRoute, Targets: []Target{{Provider: "mock", Model: "mock-1"}}}},
 	}

@@ -1,6 +1,10 @@
 package continuation
 
-import "time"
+import (
+	"time"
+
+	"github.com/turnstream/turnstream/internal/provider"
+)
 
 // Completion is what a completed turn tells NewEnvelope: names, hashes,
 // counts and the cursor, never content.
@@ -44,7 +48,7 @@ func NewEnvelope(c Completion, now time.Time) *Envelope {
 	switch s := StrategyFor(c.API); {
 	case s.SupportsDurableCursor && c.Cursor != "":
 		e.Mode, e.Cursor = s.DurableMode, c.Cursor
-	case s.Strategy == StrategyTurnLocal:
+	case s.Strategy == provider.ContinueTurnLocal:
 		e.Mode, e.LoopMessages = ModeStatelessLoop, max(c.LoopMessages, 0)
 	default:
 		e.Mode = ModeReplay

@@ -5,14 +5,15 @@ import (
 	"time"
 
 	"github.com/turnstream/turnstream/internal/continuation"
-	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/deepseek"
+	"github.com/turnstream/turnstream/internal/provider/responses"
 )
 
 func TestNewEnvelope(t *testing.T) {
 	tokens := int64(1234)
 	local := epoch.In(time.FixedZone("CET", 3600))
 	base := continuation.Completion{
-		Provider: "openai", API: provider.APIResponses, Model: "gpt-5",
+		Provider: "openai", API: responses.API.Name, Model: "gpt-5",
 		SystemPromptHash: promptHash, ToolsetHash: toolsetHash,
 		Cursor: "resp_1", InputTokens: &tokens, ContextLimit: 400000,
 	}
@@ -35,7 +36,7 @@ func TestNewEnvelope(t *testing.T) {
 		{
 			name: "replay drops the cursor and loop count",
 			in: change(func(c *continuation.Completion) {
-				c.Provider, c.API, c.Model, c.LoopMessages = "deepseek", provider.APIDeepSeekChat, "deepseek-chat", 5
+				c.Provider, c.API, c.Model, c.LoopMessages = "deepseek", deepseek.API.Name, "deepseek-chat", 5
 			}),
 			want: with(func(e *continuation.Envelope) {
 				e.Provider, e.ModelName, e.Mode, e.Cursor = "deepseek", "deepseek-chat", continuation.ModeReplay, ""

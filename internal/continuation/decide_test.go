@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/continuation"
-	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -59,7 +59,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "mode mismatch degrades",
-			env:  durable(), cur: change(func(c *continuation.Current) { c.API = provider.APIOpenAIChat }),
+			env:  durable(), cur: change(func(c *continuation.Current) { c.API = openaichat.API.Name }),
 			want: continuation.Decision{Action: continuation.DegradeToReplay, Reason: continuation.ReasonModeChanged},
 		},
 		{

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/turnstream/turnstream/internal/provider/apis"
 )
 
 // SchemaVersion is the envelope schema this package reads and writes.
@@ -18,7 +20,7 @@ type Envelope struct {
 	SchemaVersion int `json:"schema_version"`
 	// Provider is the registration id of the provider that served the turn.
 	Provider string `json:"provider"`
-	// Mode is the durable mode of Cursor (ModeResponses), ModeReplay or
+	// Mode is the durable mode of Cursor (its API's CursorMode), ModeReplay or
 	// ModeStatelessLoop.
 	Mode string `json:"mode"`
 	// ModelName is the model that served the turn.
@@ -54,8 +56,8 @@ func (e *Envelope) Durable() bool {
 }
 
 func isDurableMode(mode string) bool {
-	for _, s := range strategies {
-		if s.SupportsDurableCursor && s.DurableMode == mode {
+	for _, a := range apis.All() {
+		if s := StrategyFor(a.Name); s.SupportsDurableCursor && s.DurableMode == mode {
 			return true
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/turnstream/turnstream/internal/continuation"
-	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/responses"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -30,7 +30,7 @@ var (
 func responsesTarget(providerID string) continuation.Current {
 	return continuation.Current{
 		Provider:         providerID,
-		API:              provider.APIResponses,
+		API:              responses.API.Name,
 		Model:            "gpt-5",
 		SystemPromptHash: promptHash,
 		ToolsetHash:      toolsetHash,
@@ -43,7 +43,7 @@ func durable() *continuation.Envelope {
 	return &continuation.Envelope{
 		SchemaVersion:    continuation.SchemaVersion,
 		Provider:         "openai",
-		Mode:             continuation.ModeResponses,
+		Mode:             responses.API.CursorMode,
 		ModelName:        "gpt-5",
 		SystemPromptHash: promptHash,
 		ToolsetHash:      toolsetHash,

@@ -5,6 +5,10 @@ import (
 
 	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/deepseek"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
+	"github.com/turnstream/turnstream/internal/provider/responses"
+	"github.com/turnstream/turnstream/internal/provider/scripted"
 )
 
 func TestStrategyFor(t *testing.T) {
@@ -13,12 +17,12 @@ func TestStrategyFor(t *testing.T) {
 		want continuation.Entry
 		mode string
 	}{
-		{provider.APIResponses, continuation.Entry{Strategy: continuation.StrategyDurableCursor, SupportsDurableCursor: true, DurableMode: continuation.ModeResponses}, continuation.ModeResponses},
-		{provider.APIOpenAIChat, continuation.Entry{Strategy: continuation.StrategyReplay}, continuation.ModeReplay},
-		{provider.APIDeepSeekChat, continuation.Entry{Strategy: continuation.StrategyReplay}, continuation.ModeReplay},
-		{provider.APIScripted, continuation.Entry{Strategy: continuation.StrategyReplay}, continuation.ModeReplay},
-		{"anthropic_messages", continuation.Entry{Strategy: continuation.StrategyTurnLocal}, continuation.ModeStatelessLoop},
-		{"unknown_api", continuation.Entry{Strategy: continuation.StrategyReplay}, continuation.ModeReplay},
+		{responses.API.Name, continuation.Entry{Strategy: provider.ContinueDurableCursor, SupportsDurableCursor: true, DurableMode: responses.API.CursorMode}, responses.API.CursorMode},
+		{openaichat.API.Name, continuation.Entry{Strategy: provider.ContinueReplay}, continuation.ModeReplay},
+		{deepseek.API.Name, continuation.Entry{Strategy: provider.ContinueReplay}, continuation.ModeReplay},
+		{scripted.API.Name, continuation.Entry{Strategy: provider.ContinueReplay}, continuation.ModeReplay},
+		{"anthropic_messages", continuation.Entry{Strategy: provider.ContinueTurnLocal}, continuation.ModeStatelessLoop},
+		{"unknown_api", continuation.Entry{Strategy: provider.ContinueReplay}, continuation.ModeReplay},
 	}
 	for _, tt := range tests {
 		t.Run(tt.api, func(t *testing.T) {

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/turnstream/turnstream/internal/continuation"
-	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/deepseek"
+	"github.com/turnstream/turnstream/internal/provider/responses"
 )
 
 // turn is one turn of a session: where it runs and what it must decide.
@@ -59,10 +60,10 @@ func TestProviderSwitch(t *testing.T) {
 		cursor   = func(c string) continuation.Decision {
 			return continuation.Decision{Action: continuation.ContinueWithCursor, Cursor: c}
 		}
-		openai   = func(want continuation.Decision) turn { return turn{"openai", provider.APIResponses, "gpt-5", want} }
-		azure    = func(want continuation.Decision) turn { return turn{"azure", provider.APIResponses, "gpt-5", want} }
+		openai   = func(want continuation.Decision) turn { return turn{"openai", responses.API.Name, "gpt-5", want} }
+		azure    = func(want continuation.Decision) turn { return turn{"azure", responses.API.Name, "gpt-5", want} }
 		deepseek = func(want continuation.Decision) turn {
-			return turn{"deepseek", provider.APIDeepSeekChat, "deepseek-chat", want}
+			return turn{"deepseek", deepseek.API.Name, "deepseek-chat", want}
 		}
 		anthropic = func(want continuation.Decision) turn { return turn{"anthropic", "anthropic_messages", "claude", want} }
 	)
@@ -107,8 +108,8 @@ func TestProviderSwitch(t *testing.T) {
 			name: "model switch on one provider degrades once",
 			turns: []turn{
 				openai(start),
-				{"openai", provider.APIResponses, "gpt-5-mini", newModel},
-				{"openai", provider.APIResponses, "gpt-5-mini", cursor("openai-1")},
+				{"openai", responses.API.Name, "gpt-5-mini", newModel},
+				{"openai", responses.API.Name, "gpt-5-mini", cursor("openai-1")},
 			},
 		},
 	}

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/continuation"
-	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/deepseek"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -54,14 +55,14 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "mode mismatch: same provider now speaks chat completions",
-			env:  durable(), cur: change(func(c *continuation.Current) { c.API = provider.APIOpenAIChat }),
+			env:  durable(), cur: change(func(c *continuation.Current) { c.API = openaichat.API.Name }),
 			want: []continuation.Mismatch{continuation.MismatchMode},
 		},
 		{
 			name: "everything changed, in order",
 			env:  durable(),
 			cur: continuation.Current{
-				Provider: "deepseek", API: provider.APIDeepSeekChat, Model: "deepseek-chat",
+				Provider: "deepseek", API: deepseek.API.Name, Model: "deepseek-chat",
 				SystemPromptHash: continuation.SystemPromptHash(""), ToolsetHash: continuation.ToolsetHash(nil),
 			},
 			want: []continuation.Mismatch{

@@ -22,41 +22,33 @@ var update = flag.Bool("update", false, "rewrite the golden request bodies")
 
 // destinations the goldens project to, registered as real adapters.
 var destinations = map[string]struct {
-	api    string
+	api    provider.API
 	caps   func(provider.Capabilities) provider.Capabilities
 	format string
 }{
-	"openai":       {api: provider.APIOpenAIChat},
-	"openai-flat":  {api: provider.APIOpenAIChat, caps: func(c provider.Capabilities) provider.Capabilities { c.NativeToolHistory = false; return c }},
-	"deepseek":     {api: provider.APIDeepSeekChat},
-	"responses":    {api: provider.APIResponses},
-	"mistral":      {api: provider.APIOpenAIChat, format: provider.CallIDAlnum9},
-	"tiny-context": {api: provider.APIOpenAIChat},
+	"openai":       {api: openaichat.API},
+	"openai-flat":  {api: openaichat.API, caps: func(c provider.Capabilities) provider.Capabilities { c.NativeToolHistory = false; return c }},
+	"deepseek":     {api: deepseek.API},
+	"responses":    {api: responses.API},
+	"mistral":      {api: openaichat.API, format: provider.CallIDAlnum9},
+	"tiny-context": {api: openaichat.API},
 }
 
 func registry(t *testing.T) *provider.Registry {
 	t.Helper()
 	reg := provider.NewRegistry()
 	for name, d := range destinations {
-		var a provider.Adapter
-		var err error
-		switch d.api {
-		case provider.APIDeepSeekChat:
-			a, err = deepseek.New(deepseek.Options{BaseURL: "http://127.0.0.1:1"})
-		case provider.APIResponses:
-			a, err = responses.New(responses.Options{BaseURL: "http://127.0.0.1:1/v1", Stream: true})
-		default:
-			a, err = openaichat.New(openaichat.Options{BaseURL: "http://127.0.0.1:1/v1"})
-		}
+		o := provider.AdapterOptions{BaseURL: "http://127.0.0.1:1/v1", Stream: true}
+		a, err := d.api.New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		caps := provider.DefaultCapabilities(d.api)
+		caps := d.api.Capabilities
 		if d.caps != nil {
 			caps = d.caps(caps)
 		}
 		_, err = reg.Register(provider.Registration{ID: name, Routes: []string{name}, Adapter: a,
-			Metadata: provider.Metadata{ID: name, API: d.api, CallIDFormat: d.format,
+			Metadata: provider.Metadata{ID: name, API: d.api.Name, Replay: d.api.Replay, CallIDFormat: d.format,
 				Models: []provider.Model{{Name: "m", ContextTokens: 128000, Capabilities: caps}}}})
 		if err != nil {
 			t.Fatal(err)

@@ -96,12 +96,13 @@ func (p *Projection) Diagnostics(t provider.Target) (Diagnostics, bool) {
 	return d, ok
 }
 
-// gate applies the native replay gates: provider metadata, model tool
-// support, and the Chat Completions API mode. There is no "OpenAI-compatible
-// means native" shortcut: Responses and others stay on flat history.
+// gate applies the native replay gates: the API mode (its descriptor's
+// Replay.Native), provider metadata and model tool support. There is no
+// "OpenAI-compatible means native" shortcut: an API, provider or model
+// that does not say it takes native history gets flat history.
 func gate(d provider.Destination) string {
 	switch {
-	case d.API != provider.APIOpenAIChat && d.API != provider.APIDeepSeekChat:
+	case !d.Replay.Native:
 		return SkipAPIMode
 	case !d.Model.Capabilities.NativeToolHistory:
 		return SkipProviderMeta
@@ -125,7 +126,10 @@ func (p *Projection) Project(d provider.Destination) (provider.Projected, error)
 		p.record(d.Target, diag)
 		return provider.Projected{Messages: msgs, PreviousResponseID: cursor}, nil
 	}
-	needEcho := diag.Native && d.Model.Capabilities.ReasoningEcho
+	// The echo is required where the target says so (ReasoningEcho), and
+	// sent where the API keeps one and the target made it.
+	needEcho := diag.Native && d.Model.Capabilities.ReasoningEcho && d.Replay.Echo != ""
+	sendEcho := diag.Native && d.Replay.Echo != ""
 	units := append(append([]Unit(nil), p.sel.Prior...), p.sel.Current...)
 
 	unsafe := map[string]string{}
@@ -151,7 +155,7 @@ func (p *Projection) Project(d provider.Destination) (provider.Projected, error)
 			diag.FlatGroups++
 			continue
 		}
-		out = p.native(out, u, needEcho, &diag)
+		out = p.native(out, u, d, sendEcho, &diag)
 	}
 	if p.opts.Instruction != "" {
 		out = append(out, provider.Message{Role: wire.RoleUser, Content: p.opts.Instruction})
@@ -189,7 +193,7 @@ func (p *Projection) unsafe(u Unit, d provider.Destination, needEcho bool) strin
 		if needEcho {
 			st := p.states.Of(m)
 			switch {
-			case st == nil || st.Echo == nil || st.Provider != d.Target.Provider || st.API != d.API:
+			case !echoFor(st, d):
 				return SkipMissingEcho // absent, or another provider's: stripped
 			case len(st.Echo.Value) > p.opts.EchoCap:
 				return SkipOversizedEcho
@@ -199,21 +203,36 @@ func (p *Projection) unsafe(u Unit, d provider.Destination, needEcho bool) strin
 	return ""
 }
 
+// echoFor reports whether st holds an echo d may be sent: one of its API
+// and provider (and model, where the API's echo is the model's own), never
+// another's.
+func echoFor(st *StepState, d provider.Destination) bool {
+	switch {
+	case st == nil || st.Echo == nil || st.Echo.Field != d.Replay.Echo:
+		return false
+	case st.Provider != d.Target.Provider || st.API != d.API:
+		return false
+	case d.Replay.EchoSameModel && st.Model != d.Target.Model:
+		return false
+	}
+	return true
+}
+
 // native renders u in request shape: a continued answer as one assistant
-// message, a group as its assistant message (with its echo where required)
-// and its results.
-func (p *Projection) native(out []provider.Message, u Unit, needEcho bool, diag *Diagnostics) []provider.Message {
+// message, a group as its assistant message (with its echo where the
+// destination takes it) and its results.
+func (p *Projection) native(out []provider.Message, u Unit, d provider.Destination, sendEcho bool, diag *Diagnostics) []provider.Message {
 	var asst *provider.Message
 	for i := range u.Msgs {
 		m := &u.Msgs[i]
 		switch {
 		case m.Role == wire.RoleAssistant && asst != nil && cutAtLength(&u.Msgs[i-1]):
 			asst.Content += m.Content
-			p.calls(asst, m, needEcho, diag)
+			p.calls(asst, m, d, sendEcho, diag)
 		case m.Role == wire.RoleAssistant:
 			out = append(out, provider.Message{Role: m.Role, Content: m.Content})
 			asst = &out[len(out)-1]
-			p.calls(asst, m, needEcho, diag)
+			p.calls(asst, m, d, sendEcho, diag)
 		default:
 			out = append(out, provider.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID})
 			if m.Role == wire.RoleTool {
@@ -224,15 +243,15 @@ func (p *Projection) native(out []provider.Message, u Unit, needEcho bool, diag 
 	return out
 }
 
-func (p *Projection) calls(asst *provider.Message, m *wire.Message, needEcho bool, diag *Diagnostics) {
+func (p *Projection) calls(asst *provider.Message, m *wire.Message, d provider.Destination, sendEcho bool, diag *Diagnostics) {
 	if len(m.ToolCalls) == 0 {
 		return
 	}
 	calls, placeholders := replayCalls(m.ToolCalls)
 	asst.ToolCalls = calls
 	diag.Placeholders += placeholders
-	if needEcho {
-		if st := p.states.Of(m); st != nil && st.Echo != nil {
+	if sendEcho {
+		if st := p.states.Of(m); echoFor(st, d) && len(st.Echo.Value) <= p.opts.EchoCap {
 			v := st.Echo.Value
 			asst.Reasoning = &v
 			diag.Echoes++

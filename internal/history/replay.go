@@ -30,14 +30,16 @@ type StepState struct {
 	Calls      []CallIDs   `json:"calls,omitempty"`
 	Attempts   int         `json:"attempts"`
 	Usage      *wire.Usage `json:"usage,omitempty"`
-	// Echo is the reasoning a provider requires back on this tool-call turn
-	// (DeepSeek thinking mode's reasoning_content), bounded by the cap.
+	// Echo is the replay state the API keeps of this tool-call step
+	// (DeepSeek thinking mode's reasoning_content, Anthropic's signed
+	// thinking blocks, Responses encrypted reasoning), bounded by the cap.
 	Echo *Echo `json:"echo,omitempty"`
 }
 
 // Echo is stored provider replay echo.
 type Echo struct {
-	// Field is the wire field it goes back in, e.g. "reasoning_content".
+	// Field names the echo (its API's Replay.Echo), e.g.
+	// "reasoning_content".
 	Field string `json:"field"`
 	Value string `json:"value"`
 }

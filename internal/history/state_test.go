@@ -1,9 +1,11 @@
 package history
 
 import (
-	"github.com/turnstream/turnstream/internal/provider"
 	"reflect"
 	"testing"
+
+	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -61,8 +63,8 @@ func TestStateOf(t *testing.T) {
 func project(log []wire.Message) []provider.Message {
 	sel := Select(log, "t", 1<<30)
 	p, _ := NewProjection(&sel, States{}, Options{}).Project(provider.Destination{
-		Target: provider.Target{Provider: "p", Model: "m"}, API: provider.APIOpenAIChat,
-		Model: provider.Model{Name: "m", Capabilities: provider.DefaultCapabilities(provider.APIOpenAIChat)},
+		Target: provider.Target{Provider: "p", Model: "m"}, API: openaichat.API.Name, Replay: openaichat.API.Replay,
+		Model: provider.Model{Name: "m", Capabilities: openaichat.API.Capabilities},
 	})
 	return p.Messages
 }

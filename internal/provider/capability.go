@@ -22,30 +22,6 @@ type Capabilities struct {
 	StructuredOutput bool
 }
 
-// Wire APIs an adapter can speak.
-const (
-	APIOpenAIChat   = "openai_chat_completions"
-	APIDeepSeekChat = "deepseek_chat_completions"
-	APIResponses    = "openai_responses"
-	APIScripted     = "scripted"
-)
-
-// DefaultCapabilities are the capabilities that come with an API; config
-// may override them per provider and per model.
-func DefaultCapabilities(api string) Capabilities {
-	switch api {
-	case APIOpenAIChat:
-		return Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, StructuredOutput: true}
-	case APIDeepSeekChat:
-		return Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, ReasoningEcho: true}
-	case APIResponses:
-		return Capabilities{Text: true, Streaming: true, Tools: true, StatefulContinuation: true, StructuredOutput: true}
-	case APIScripted:
-		return Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true}
-	}
-	return Capabilities{Text: true}
-}
-
 // Model is one advertised model and its context.
 type Model struct {
 	Name string
@@ -59,8 +35,10 @@ type Model struct {
 type Metadata struct {
 	// ID must equal the registration's ID.
 	ID string
-	// API is the wire API the adapter speaks.
-	API string
+	// API is the name of the wire API the adapter speaks, and Replay how
+	// history is replayed to it (from the API's descriptor).
+	API    string
+	Replay Replay
 	// Deprecated registrations stay registered but advertise no models and
 	// refuse execution.
 	Deprecated bool

@@ -100,8 +100,11 @@ type Result struct {
 	Target Target
 	// API is the wire API of the target that served, and Model the model
 	// (with its capabilities) the call was prepared for.
-	API      string
-	Model    Model
+	API   string
+	Model Model
+	// Replay is how history is replayed to API: whether and how the
+	// response's echo is kept.
+	Replay   Replay
 	Attempts []Attempt
 	Skipped  []Skip
 }
@@ -175,12 +178,12 @@ func (e *Executor) Execute(ctx context.Context, chain []Target, req *Request, ob
 		}
 		resp, err := e.Dispatch(ctx, pc, &attempt, res, obs)
 		if err == nil && resp.FinishReason != wire.FinishIncomplete {
-			res.Response, res.Target, res.API, res.Model = resp, target, pc.API(), pc.Model()
+			res.Response, res.Target, res.API, res.Replay, res.Model = resp, target, pc.API(), pc.Replay(), pc.Model()
 			return res, nil
 		}
 		if err == nil {
 			// Incomplete counts only if no later target does better.
-			res.Response, res.Target, res.API, res.Model = resp, target, pc.API(), pc.Model()
+			res.Response, res.Target, res.API, res.Replay, res.Model = resp, target, pc.API(), pc.Replay(), pc.Model()
 			incomplete = Fail(ClassIncomplete, "incomplete response", nil)
 			err = incomplete
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/scripted"
 )
 
 func TestExecutorSuccessFirstTry(t *testing.T) {
@@ -23,8 +24,8 @@ func TestExecutorSuccessFirstTry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Execute() error = %v; want nil", err)
 	}
-	if res.Response.Text != "hello" || res.Target != targetA || res.API != provider.APIScripted {
-		t.Errorf("Execute() = %q from %s (%s); want %q from %s (%s)", res.Response.Text, res.Target, res.API, "hello", targetA, provider.APIScripted)
+	if res.Response.Text != "hello" || res.Target != targetA || res.API != scripted.API.Name {
+		t.Errorf("Execute() = %q from %s (%s); want %q from %s (%s)", res.Response.Text, res.Target, res.API, "hello", targetA, scripted.API.Name)
 	}
 	if want := []provider.Attempt{{Number: 1, Target: targetA}}; !slices.Equal(res.Attempts, want) {
 		t.Errorf("Attempts = %+v; want %+v", res.Attempts, want)

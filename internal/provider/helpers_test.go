@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/scripted"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -285,7 +286,7 @@ var noJitter = provider.RetryPolicy{Jitter: -1}
 
 // model is a model with the scripted API's capabilities (text, tools).
 func model(name string) provider.Model {
-	return provider.Model{Name: name, ContextTokens: 1000, Capabilities: provider.DefaultCapabilities(provider.APIScripted)}
+	return provider.Model{Name: name, ContextTokens: 1000, Capabilities: scripted.API.Capabilities}
 }
 
 // registration serves target's provider with a, advertising target's model.
@@ -294,8 +295,8 @@ func registration(target provider.Target, a provider.Adapter, policy provider.Re
 		ID:     target.Provider,
 		Routes: []string{target.Provider},
 		Metadata: provider.Metadata{
-			ID: target.Provider, API: provider.APIScripted,
-			Capabilities: provider.DefaultCapabilities(provider.APIScripted),
+			ID: target.Provider, API: scripted.API.Name,
+			Capabilities: scripted.API.Capabilities,
 			Models:       []provider.Model{model(target.Model)},
 		},
 		Adapter: a,

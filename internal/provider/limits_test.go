@@ -12,6 +12,7 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/apis"
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/provider/responses"
 )
@@ -25,21 +26,21 @@ type api struct {
 }
 
 var limitAPIs = []api{
-	{name: "chat", id: provider.APIOpenAIChat, stream: true, build: func(t *testing.T, baseURL string) provider.Adapter {
+	{name: "chat", id: openaichat.API.Name, stream: true, build: func(t *testing.T, baseURL string) provider.Adapter {
 		a, err := openaichat.New(openaichat.Options{BaseURL: baseURL})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return a
 	}},
-	{name: "responses", id: provider.APIResponses, stream: true, build: func(t *testing.T, baseURL string) provider.Adapter {
+	{name: "responses", id: responses.API.Name, stream: true, build: func(t *testing.T, baseURL string) provider.Adapter {
 		a, err := responses.New(responses.Options{BaseURL: baseURL, Stream: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return a
 	}},
-	{name: "responses-body", id: provider.APIResponses, build: func(t *testing.T, baseURL string) provider.Adapter {
+	{name: "responses-body", id: responses.API.Name, build: func(t *testing.T, baseURL string) provider.Adapter {
 		a, err := responses.New(responses.Options{BaseURL: baseURL})
 		if err != nil {
 			t.Fatal(err)
@@ -63,10 +64,11 @@ func serve(t *testing.T, reg *provider.Registry, name string, a api, resp *mockl
 	srv := httptest.NewServer(mock)
 	t.Cleanup(srv.Close)
 	target := provider.Target{Provider: name, Model: "m"}
-	caps := provider.DefaultCapabilities(a.id)
+	desc, _ := apis.Lookup(a.id)
+	caps := desc.Capabilities
 	_, err := reg.Register(provider.Registration{
 		ID: name, Routes: []string{name}, Adapter: a.build(t, srv.URL+"/v1"),
-		Metadata: provider.Metadata{ID: name, API: a.id, Capabilities: caps,
+		Metadata: provider.Metadata{ID: name, API: a.id, Replay: desc.Replay, Capabilities: caps,
 			Models: []provider.Model{{Name: "m", ContextTokens: 128000, Capabilities: caps}}},
 	})
 	if err != nil {

@@ -22,6 +22,7 @@ type PreparedCall struct {
 	target     Target
 	regID      string
 	api        string
+	replay     Replay
 	model      Model
 	adapter    Adapter
 	retry      RetryPolicy
@@ -51,7 +52,7 @@ func (r *Registry) Prepare(target Target, req *Request) (*PreparedCall, error) {
 		return nil, Fail(ClassUnsupported, reason, nil)
 	}
 	if req.Projector != nil {
-		dest := Destination{Target: target, API: reg.Metadata.API, Model: model, CallIDFormat: reg.Metadata.CallIDFormat,
+		dest := Destination{Target: target, API: reg.Metadata.API, Replay: reg.Metadata.Replay, Model: model, CallIDFormat: reg.Metadata.CallIDFormat,
 			DurableCursor: reg.Metadata.DurableCursor && model.Capabilities.StatefulContinuation}
 		p, err := req.Projector.Project(dest)
 		if err != nil {
@@ -72,7 +73,7 @@ func (r *Registry) Prepare(target Target, req *Request) (*PreparedCall, error) {
 		return nil, Fail(class, SkipPrepareFailed, err)
 	}
 	return &PreparedCall{
-		target: target, regID: reg.ID, api: reg.Metadata.API, model: model,
+		target: target, regID: reg.ID, api: reg.Metadata.API, replay: reg.Metadata.Replay, model: model,
 		adapter: reg.Adapter, retry: reg.Retry.withDefaults(),
 		body: body, sum: sha256.Sum256(body),
 	}, nil
@@ -86,6 +87,9 @@ func (p *PreparedCall) Model() Model { return p.model }
 
 // API is the wire API of the call's adapter.
 func (p *PreparedCall) API() string { return p.api }
+
+// Replay is how history is replayed to the call's API.
+func (p *PreparedCall) Replay() Replay { return p.replay }
 
 // Retry is the retry policy captured at preparation.
 func (p *PreparedCall) Retry() RetryPolicy { return p.retry }

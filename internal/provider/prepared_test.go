@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
+	"github.com/turnstream/turnstream/internal/provider/scripted"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -38,7 +40,7 @@ func TestPreparedCallPinned(t *testing.T) {
 		t.Fatalf("Prepare(%s) error = %v; want nil", targetA, err)
 	}
 	next := registration(targetA, newA, newPolicy)
-	next.Metadata.API = provider.APIOpenAIChat
+	next.Metadata.API = openaichat.API.Name
 	if _, err := r.Replace(h, next); err != nil {
 		t.Fatalf("Replace() error = %v; want nil", err)
 	}
@@ -46,8 +48,8 @@ func TestPreparedCallPinned(t *testing.T) {
 	if got := pc.Retry(); got.Mode != provider.RetryNormal || got.MaxRetries != 3 || got.Initial != 100*time.Millisecond {
 		t.Errorf("old PreparedCall.Retry() = %+v; want the old policy %+v", got, oldPolicy)
 	}
-	if got := pc.API(); got != provider.APIScripted {
-		t.Errorf("old PreparedCall.API() = %q; want %q", got, provider.APIScripted)
+	if got := pc.API(); got != scripted.API.Name {
+		t.Errorf("old PreparedCall.API() = %q; want %q", got, scripted.API.Name)
 	}
 	if _, err := dispatch(t, e, pc, &recorder{}); err != nil {
 		t.Fatalf("Dispatch(old call) error = %v; want nil", err)
@@ -69,8 +71,8 @@ func TestPreparedCallPinned(t *testing.T) {
 	if got := fresh.Retry().Mode; got != provider.RetryNever {
 		t.Errorf("fresh PreparedCall.Retry().Mode = %q; want %q", got, provider.RetryNever)
 	}
-	if got := fresh.API(); got != provider.APIOpenAIChat {
-		t.Errorf("fresh PreparedCall.API() = %q; want %q", got, provider.APIOpenAIChat)
+	if got := fresh.API(); got != openaichat.API.Name {
+		t.Errorf("fresh PreparedCall.API() = %q; want %q", got, openaichat.API.Name)
 	}
 	_, err = dispatch(t, e, fresh, &recorder{})
 	if classOf(err) != provider.ClassServer {

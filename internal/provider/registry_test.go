@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/scripted"
 )
 
 // reg is a registration id serving routes, with one model "m".
@@ -17,7 +18,7 @@ func reg(id string, routes ...string) provider.Registration {
 	return provider.Registration{
 		ID:       id,
 		Routes:   routes,
-		Metadata: provider.Metadata{ID: id, API: provider.APIScripted, Models: []provider.Model{model("m")}},
+		Metadata: provider.Metadata{ID: id, API: scripted.API.Name, Models: []provider.Model{model("m")}},
 		Adapter:  &fakeAdapter{name: id},
 	}
 }

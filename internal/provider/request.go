@@ -42,9 +42,11 @@ type Request struct {
 // Destination is a resolved target as prompt assembly sees it.
 type Destination struct {
 	Target Target
-	// API is the target's wire API.
-	API   string
-	Model Model
+	// API is the target's wire API, and Replay how history is replayed
+	// to it.
+	API    string
+	Replay Replay
+	Model  Model
 	// CallIDFormat is the tool-call id format the target accepts.
 	CallIDFormat string
 	// DurableCursor says the target can continue a stored response.

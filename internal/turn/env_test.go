@@ -16,6 +16,7 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -95,7 +96,7 @@ func (s *script) Execute(_ context.Context, chain []provider.Target, _ *provider
 	resp := s.responses[min(s.calls, len(s.responses)-1)]
 	s.calls++
 	return &provider.Result{
-		Response: resp, Target: chain[0], API: provider.APIOpenAIChat,
+		Response: resp, Target: chain[0], API: openaichat.API.Name,
 		Model:    provider.Model{Name: chain[0].Model, ContextTokens: 100_000},
 		Attempts: []provider.Attempt{{Number: 1, Target: chain[0]}},
 	}, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/natstest"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -34,7 +35,7 @@ func (x *frameExec) Execute(_ context.Context, chain []provider.Target, _ *provi
 	}
 	return &provider.Result{
 		Response: &assemble.Response{Text: "hi", FinishReason: wire.FinishStop, Terminal: true},
-		Target:   chain[0], API: provider.APIOpenAIChat,
+		Target:   chain[0], API: openaichat.API.Name,
 		Model:    provider.Model{Name: chain[0].Model, ContextTokens: 100_000},
 		Attempts: []provider.Attempt{{Number: 1, Target: chain[0]}},
 	}, nil
@@ -144,7 +145,7 @@ func (x *cancelledStep) Execute(_ context.Context, chain []provider.Target, _ *p
 	x.cancel(turn.ErrCancelled)
 	return &provider.Result{
 		Response: &assemble.Response{Text: "hi", FinishReason: wire.FinishStop, Terminal: true},
-		Target:   chain[0], API: provider.APIOpenAIChat,
+		Target:   chain[0], API: openaichat.API.Name,
 		Model:    provider.Model{Name: chain[0].Model, ContextTokens: 100_000},
 		Attempts: []provider.Attempt{{Number: 1, Target: chain[0]}},
 	}, nil

@@ -156,22 +156,22 @@ func (r *run) record(ctx context.Context, step int, res *provider.Result, calls 
 	}
 	r.served = res
 	if r.storesEcho(res, calls) {
-		st.Echo = &history.Echo{Field: "reasoning_content", Value: resp.Reasoning}
+		st.Echo = &history.Echo{Field: res.Replay.Echo, Value: res.Response.Echo}
 	}
 	// Awaited with the step's chunks (persist): both before its message.
 	return r.putAsync(ctx, history.StateKey(r.req.SessionID, r.req.TurnID, step), st)
 }
 
-// storesEcho decides whether a step's reasoning is kept as replay echo.
+// storesEcho decides whether a step's echo is kept for replay: where its
+// API keeps one (Replay.Echo) and the target takes native tool history.
+// Whether a replay then requires it is the ReasoningEcho capability's
+// business, decided when a later request is projected.
 func (r *run) storesEcho(res *provider.Result, calls []wire.Call) bool {
 	caps := res.Model.Capabilities
-	if len(calls) == 0 || !caps.ReasoningEcho || !caps.NativeToolHistory || !caps.Tools {
+	if len(calls) == 0 || res.Replay.Echo == "" || !res.Replay.Native || !caps.NativeToolHistory || !caps.Tools {
 		return false
 	}
-	if res.API != provider.APIOpenAIChat && res.API != provider.APIDeepSeekChat {
-		return false
-	}
-	if len(res.Response.Reasoning) > r.loop.echoCap() {
+	if len(res.Response.Echo) > r.loop.echoCap() {
 		return false // oversized: the turn replays flat
 	}
 	for _, m := range r.msgs[history.StateOf(r.msgs, r.req.TurnID).Start:] {

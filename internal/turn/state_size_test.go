@@ -11,6 +11,7 @@ import (
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/deepseek"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -21,11 +22,12 @@ import (
 type echoExec struct{}
 
 func (echoExec) Execute(_ context.Context, chain []provider.Target, _ *provider.Request, _ provider.Observer) (*provider.Result, error) {
-	resp := &assemble.Response{Reasoning: strings.Repeat("\x01", 60<<10), FinishReason: wire.FinishToolCalls, Terminal: true}
+	echo := strings.Repeat("\x01", 60<<10)
+	resp := &assemble.Response{Reasoning: echo, Echo: echo, FinishReason: wire.FinishToolCalls, Terminal: true}
 	for i := range 4 {
 		resp.ToolCalls = append(resp.ToolCalls, assemble.ToolCall{Index: i, ProviderID: fmt.Sprintf("call%d_", i) + strings.Repeat("a", 230<<10), Name: "f", Arguments: `{}`, Complete: true})
 	}
-	return &provider.Result{Response: resp, Target: chain[0], API: provider.APIDeepSeekChat,
+	return &provider.Result{Response: resp, Target: chain[0], API: deepseek.API.Name, Replay: deepseek.API.Replay,
 		Model:    provider.Model{Name: chain[0].Model, ContextTokens: 100_000, Capabilities: provider.Capabilities{Text: true, Tools: true, NativeToolHistory: true, ReasoningEcho: true}},
 		Attempts: []provider.Attempt{{Number: 1, Target: chain[0]}}}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/provider/responses"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -88,7 +89,7 @@ func TestResponsesDurableCursor(t *testing.T) {
 	prov := &responsesProvider{stored: map[string]bool{}}
 	e := newEnv(t, prov)
 	e.cfg = &config.Config{
-		Providers: []config.Provider{{Name: "openai", API: config.APIResponses, BaseURL: e.http.URL + "/v1", Store: true}},
+		Providers: []config.Provider{{Name: "openai", API: config.API(responses.API.Name), BaseURL: e.http.URL + "/v1", Store: true}},
 		Models:    []config.Model{{Provider: "openai", Name: "gpt-test"}},
 		Routes:    []config.Route{{Name: "default", Targets: []config.Target{{Provider: "openai", Model: "gpt-test"}}}},
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/provider/deepseek"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -39,7 +40,7 @@ func deepseekThinking() mockllm.Script {
 func TestDeepSeekReasoningEcho(t *testing.T) {
 	e := newEnv(t, deepseekThinking())
 	e.cfg = &config.Config{
-		Providers: []config.Provider{{Name: "deepseek", API: config.APIDeepSeekChat, BaseURL: e.http.URL + "/v1"}},
+		Providers: []config.Provider{{Name: "deepseek", API: config.API(deepseek.API.Name), BaseURL: e.http.URL + "/v1"}},
 		Models:    []config.Model{{Provider: "deepseek", Name: "deepseek-reasoner"}},
 		Routes:    []config.Route{{Name: "default", Targets: []config.Target{{Provider: "deepseek", Model: "deepseek-reasoner"}}}},
 	}

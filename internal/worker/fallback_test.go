@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -45,8 +46,8 @@ func TestFallbackThroughWorker(t *testing.T) {
 	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
 	e.cfg = &config.Config{
 		Providers: []config.Provider{
-			{Name: "primary", API: config.APIOpenAIChat, BaseURL: ps.URL + "/v1"},
-			{Name: "backup", API: config.APIOpenAIChat, BaseURL: e.http.URL + "/v1"},
+			{Name: "primary", API: config.API(openaichat.API.Name), BaseURL: ps.URL + "/v1"},
+			{Name: "backup", API: config.API(openaichat.API.Name), BaseURL: e.http.URL + "/v1"},
 		},
 		Models: []config.Model{{Provider: "primary", Name: "p-1"}, {Provider: "backup", Name: "b-1"}},
 		Routes: []config.Route{{Name: "default", Targets: []config.Target{{Provider: "primary", Model: "p-1"}, {Provider: "backup", Model: "b-1"}}}},
@@ -149,7 +150,7 @@ func TestCapabilitySkip(t *testing.T) {
 	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
 	noTools := false
 	e.cfg = &config.Config{
-		Providers: []config.Provider{{Name: "local", API: config.APIOpenAIChat, BaseURL: e.http.URL + "/v1"}},
+		Providers: []config.Provider{{Name: "local", API: config.API(openaichat.API.Name), BaseURL: e.http.URL + "/v1"}},
 		Models: []config.Model{
 			{Provider: "local", Name: "tiny", SupportsTools: &noTools},
 			{Provider: "local", Name: "big"},
@@ -202,8 +203,8 @@ func TestFallbackAfterToolRound(t *testing.T) {
 	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
 	e.cfg = &config.Config{
 		Providers: []config.Provider{
-			{Name: "primary", API: config.APIOpenAIChat, BaseURL: ps.URL + "/v1"},
-			{Name: "mistral", API: config.APIOpenAIChat, BaseURL: e.http.URL + "/v1", ToolCallIDFormat: "alnum9"},
+			{Name: "primary", API: config.API(openaichat.API.Name), BaseURL: ps.URL + "/v1"},
+			{Name: "mistral", API: config.API(openaichat.API.Name), BaseURL: e.http.URL + "/v1", ToolCallIDFormat: "alnum9"},
 		},
 		Models: []config.Model{{Provider: "primary", Name: "p-1"}, {Provider: "mistral", Name: "m-1"}},
 		Routes: []config.Route{{Name: "default", Targets: []config.Target{{Provider: "primary", Model: "p-1"}, {Provider: "mistral", Model: "m-1"}}}},

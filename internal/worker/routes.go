@@ -6,9 +6,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/provider"
-	"github.com/turnstream/turnstream/internal/provider/deepseek"
-	"github.com/turnstream/turnstream/internal/provider/openaichat"
-	"github.com/turnstream/turnstream/internal/provider/responses"
+	"github.com/turnstream/turnstream/internal/provider/apis"
 )
 
 // routeTable resolves route names to their target chains.
@@ -37,26 +35,16 @@ func (t routeTable) ContextTokens(route string) int {
 	return t.context[route]
 }
 
-// newAdapter builds the adapter of a provider's wire API.
-func newAdapter(p config.Provider, key string, hc *http.Client) (provider.Adapter, error) {
-	switch p.API {
-	case config.APIOpenAIChat:
-		return openaichat.New(openaichat.Options{
-			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
-			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(),
-		})
-	case config.APIResponses:
-		return responses.New(responses.Options{
-			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
-			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(), Stream: p.Streams(), Store: p.Store,
-		})
-	case config.APIDeepSeekChat:
-		return deepseek.New(deepseek.Options{
-			BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers,
-			HTTPClient: hc, IdleTimeout: p.IdleTimeout.D(),
-		})
+// newAdapter builds the adapter of a provider's wire API, through the
+// API's descriptor.
+func newAdapter(api provider.API, p config.Provider, key string, hc *http.Client) (provider.Adapter, error) {
+	if !api.Configurable() {
+		return nil, fmt.Errorf("api %q is not supported", p.API)
 	}
-	return nil, fmt.Errorf("api %q is not supported", p.API)
+	return api.New(provider.AdapterOptions{
+		BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc,
+		IdleTimeout: p.IdleTimeout.D(), Stream: p.Streams(), Store: p.Store,
+	})
 }
 
 // buildRegistry registers one adapter per configured provider, with its
@@ -68,13 +56,18 @@ func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, rou
 		if err != nil {
 			return nil, routeTable{}, err
 		}
-		a, err := newAdapter(p, key, hc)
+		api, _ := apis.Lookup(string(p.API))
+		a, err := newAdapter(api, p, key, hc)
 		if err != nil {
 			return nil, routeTable{}, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
-		caps := capabilities(provider.DefaultCapabilities(string(p.API)), p.Capabilities)
-		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps, CallIDFormat: p.ToolCallIDFormat,
-			DurableCursor: p.Store && caps.StatefulContinuation}
+		caps := capabilities(api.Capabilities, p.Capabilities)
+		format := p.ToolCallIDFormat
+		if format == "" {
+			format = api.CallIDFormat
+		}
+		meta := provider.Metadata{ID: p.Name, API: api.Name, Replay: api.Replay, Deprecated: p.Deprecated, Capabilities: caps, CallIDFormat: format,
+			DurableCursor: p.Store && caps.StatefulContinuation && api.Continuation == provider.ContinueDurableCursor}
 		for _, m := range cfg.Models {
 			if m.Provider != p.Name {
 				continue

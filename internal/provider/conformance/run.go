@@ -57,7 +57,7 @@ func For(d Dialect) []Case {
 // Run runs every case the subject's dialect can express.
 func Run(t *testing.T, s Subject) {
 	t.Helper()
-	model := provider.Model{Name: "m", ContextTokens: 128000, Capabilities: provider.DefaultCapabilities(provider.APIOpenAIChat)}
+	model := provider.Model{Name: "m", ContextTokens: 128000, Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true}}
 	if s.Model != nil {
 		model = *s.Model
 	}

@@ -3,9 +3,7 @@ package deepseek
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
@@ -15,26 +13,27 @@ import (
 // DefaultBaseURL is DeepSeek's API root.
 const DefaultBaseURL = "https://api.deepseek.com"
 
-// Options configure an Adapter.
-type Options struct {
-	// BaseURL is the API root; requests go to BaseURL + "/chat/completions".
-	// Defaults to DefaultBaseURL.
-	BaseURL string
-	// APIKey is sent as a bearer token; empty sends none.
-	APIKey string
-	// Headers are sent with every request.
-	Headers map[string]string
-	// HTTPClient defaults to a client without an overall timeout (streams
-	// are bounded by IdleTimeout and the caller's context).
-	HTTPClient *http.Client
-	// IdleTimeout ends a stream that sends no event for this long; the
-	// keep-alive comments DeepSeek sends while a request is queued are not
-	// events. Defaults to openaichat.DefaultIdleTimeout.
-	IdleTimeout time.Duration
+// Options configure an Adapter: BaseURL (DefaultBaseURL when empty;
+// requests go to BaseURL + "/chat/completions"), APIKey (a bearer token),
+// Headers, HTTPClient and IdleTimeout (openaichat.DefaultIdleTimeout when
+// zero; the keep-alive comments DeepSeek sends while a request is queued
+// are not progress). Requests always stream.
+type Options = provider.AdapterOptions
+
+// API describes DeepSeek's Chat Completions dialect: its thinking mode
+// requires the reasoning_content of a tool-call turn echoed when the turn
+// is replayed.
+var API = provider.API{
+	Name:         "deepseek_chat_completions",
+	Doc:          "Chat Completions in DeepSeek's dialect: reasoning_content is echoed on replayed tool-call turns.",
+	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, ReasoningEcho: true},
+	Continuation: provider.ContinueReplay,
+	Replay:       provider.Replay{Native: true, Echo: "reasoning_content"},
+	New:          provider.Build(New),
 }
 
-// Validate reports whether o can build an adapter.
-func (o Options) Validate() error {
+// validate reports whether o can build an adapter.
+func validate(o Options) error {
 	if o.BaseURL != "" && !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
 		return fmt.Errorf("deepseek: base URL %q is not http(s)", o.BaseURL)
 	}
@@ -55,19 +54,13 @@ var _ provider.Adapter = (*Adapter)(nil)
 // New builds an adapter. Nothing is read from the environment, and SDK
 // retries are off: the executor owns retries.
 func New(o Options) (*Adapter, error) {
-	if err := o.Validate(); err != nil {
+	if err := validate(o); err != nil {
 		return nil, err
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = DefaultBaseURL
 	}
-	chat, err := openaichat.New(openaichat.Options{
-		BaseURL:     o.BaseURL,
-		APIKey:      o.APIKey,
-		Headers:     o.Headers,
-		HTTPClient:  o.HTTPClient,
-		IdleTimeout: o.IdleTimeout,
-	})
+	chat, err := openaichat.New(o)
 	if err != nil {
 		return nil, fmt.Errorf("deepseek: %w", err)
 	}
@@ -78,6 +71,13 @@ func New(o Options) (*Adapter, error) {
 // literal [DONE] completes it; reasoning_content goes to reasoning, never
 // to visible deltas; cache hits are subtracted from the prompt total; the
 // failure's request id comes from x-ds-trace-id when DeepSeek sends it.
+//
+// Its echo is the reasoning itself: DeepSeek takes it back as the
+// reasoning_content of the replayed assistant message.
 func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (*assemble.Response, error) {
-	return a.chat.Stream(ctx, body, sink)
+	resp, err := a.chat.Stream(ctx, body, sink)
+	if resp != nil {
+		resp.Echo = resp.Reasoning
+	}
+	return resp, err
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	model := provider.Model{Name: "deepseek-chat", ContextTokens: 128000, Capabilities: provider.DefaultCapabilities(provider.APIDeepSeekChat)}
+	model := provider.Model{Name: "deepseek-chat", ContextTokens: 128000, Capabilities: deepseek.API.Capabilities}
 	conformance.Run(t, conformance.Subject{
 		Dialect: conformance.Chat{ReasoningField: "reasoning_content"},
 		Model:   &model,

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden request bodies in te
 
 var (
 	// thinking is a thinking-mode model: its tool-call turns need the echo.
-	thinking = provider.Model{Name: "deepseek-reasoner", ContextTokens: 131072, Capabilities: provider.DefaultCapabilities(provider.APIDeepSeekChat)}
+	thinking = provider.Model{Name: "deepseek-reasoner", ContextTokens: 131072, Capabilities: API.Capabilities}
 	// plain is a model whose provider metadata does not ask for the echo.
 	plain = provider.Model{Name: "deepseek-chat", ContextTokens: 131072, Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true}}
 )

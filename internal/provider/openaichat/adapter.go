@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
@@ -19,19 +18,19 @@ var timeNow = time.Now
 // comments (keep-alives) do not count as events.
 const DefaultIdleTimeout = openaiwire.DefaultIdleTimeout
 
-// Options configure an Adapter.
-type Options struct {
-	// BaseURL is the API root, e.g. https://api.openai.com/v1. Required.
-	BaseURL string
-	// APIKey is sent as a bearer token; empty sends none.
-	APIKey string
-	// Headers are sent with every request.
-	Headers map[string]string
-	// HTTPClient defaults to a client without an overall timeout (streams
-	// are bounded by IdleTimeout and the caller's context).
-	HTTPClient *http.Client
-	// IdleTimeout defaults to DefaultIdleTimeout.
-	IdleTimeout time.Duration
+// Options configure an Adapter: BaseURL (required), APIKey (a bearer
+// token), Headers, HTTPClient and IdleTimeout (DefaultIdleTimeout when
+// zero). Requests always stream.
+type Options = provider.AdapterOptions
+
+// API describes Chat Completions.
+var API = provider.API{
+	Name:         "openai_chat_completions",
+	Doc:          "Chat Completions, as OpenAI and any OpenAI-compatible server speak it.",
+	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, StructuredOutput: true},
+	Continuation: provider.ContinueReplay,
+	Replay:       provider.Replay{Native: true},
+	New:          provider.Build(New),
 }
 
 // Adapter streams Chat Completions.
@@ -44,12 +43,8 @@ type Adapter struct {
 // are off because the executor owns retries.
 func New(o Options) (*Adapter, error) {
 	c, err := openaiwire.New(openaiwire.Options{
-		BaseURL:     o.BaseURL,
-		APIKey:      o.APIKey,
-		Headers:     o.Headers,
-		HTTPClient:  o.HTTPClient,
-		IdleTimeout: o.IdleTimeout,
-		Now:         func() time.Time { return timeNow() }, // read at each use: tests fake it
+		AdapterOptions: o,
+		Now:            func() time.Time { return timeNow() }, // read at each use: tests fake it
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openaichat: %w", err)

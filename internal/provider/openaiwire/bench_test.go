@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/provider/openaiwire"
 	"github.com/turnstream/turnstream/internal/provider/providertest"
 )
@@ -19,7 +20,7 @@ func BenchmarkEvents(b *testing.B) {
 	text := strings.Join(strings.Fields(strings.Repeat("Paris is the capital of France and its largest city. ", 8))[:67], " ")
 	rec := providertest.RecordMock(b, "/v1/chat/completions", `{"model":"mock-1","messages":[],"stream":true}`,
 		mockllm.NewStream("mock-1").Text(text).Finish("stop").Usage(120, 67).Response())
-	c, err := openaiwire.New(openaiwire.Options{BaseURL: "http://mock.invalid/v1", HTTPClient: rec.Client()})
+	c, err := openaiwire.New(openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: "http://mock.invalid/v1", HTTPClient: rec.Client()}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -266,7 +266,7 @@ func TestPostErrorBodyBounded(t *testing.T) {
 				io.WriteString(w, body) //nolint:errcheck // the client hangs up
 			})
 			tr := &countingTransport{}
-			c := newClient(t, openaiwire.Options{BaseURL: srv.URL + "/v1", HTTPClient: &http.Client{Transport: tr}})
+			c := newClient(t, openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: srv.URL + "/v1", HTTPClient: &http.Client{Transport: tr}}})
 			ctx := provider.WithLimits(t.Context(), provider.Limits{MaxEventBytes: limit})
 			res, err := c.Post(ctx, "chat/completions", []byte(`{}`))
 			if res != nil {

@@ -18,25 +18,16 @@ import (
 // DefaultIdleTimeout ends an answer that makes no progress for this long.
 const DefaultIdleTimeout = 60 * time.Second
 
-// Options configure a Client.
+// Options configure a Client: the adapter's options (BaseURL is the API
+// root, paths given to Post are relative to it; APIKey is sent as a bearer
+// token; IdleTimeout ends an answer that makes no progress for this long,
+// counted from the start of the request, DefaultIdleTimeout when zero or
+// less) and the wire's own.
 type Options struct {
-	// BaseURL is the API root, e.g. https://api.openai.com/v1; paths given
-	// to Post are relative to it. Required, http or https.
-	BaseURL string
-	// APIKey is sent as a bearer token; empty sends none.
-	APIKey string
-	// Headers are sent with every request.
-	Headers map[string]string
-	// HTTPClient defaults to a client without an overall timeout (answers
-	// are bounded by IdleTimeout and the caller's context).
-	HTTPClient *http.Client
+	provider.AdapterOptions
 	// Accept is the Accept header of every request. Defaults to
 	// text/event-stream.
 	Accept string
-	// IdleTimeout ends an answer that makes no progress for this long,
-	// counted from the start of the request. Zero or less means
-	// DefaultIdleTimeout.
-	IdleTimeout time.Duration
 	// Now is the clock an HTTP-date Retry-After is read against. Defaults
 	// to time.Now.
 	Now func() time.Time

@@ -53,7 +53,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.base, func(t *testing.T) {
-			c, err := openaiwire.New(openaiwire.Options{BaseURL: tt.base})
+			c, err := openaiwire.New(openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: tt.base}})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("New(BaseURL %q) error = %v; want error %v", tt.base, err, tt.wantErr)
 			}
@@ -85,7 +85,7 @@ func TestPostRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(t, openaiwire.Options{BaseURL: srv.URL + "/v1", APIKey: tt.key, Accept: tt.accept, Headers: map[string]string{"X-Custom": "c"}})
+			c := newClient(t, openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: srv.URL + "/v1", APIKey: tt.key, Headers: map[string]string{"X-Custom": "c"}}, Accept: tt.accept})
 			r := seen.One(t, func() {
 				if _, err := post(t, c, `{"model":"m"}`); err != nil {
 					t.Fatalf("Post() error = %v; want nil", err)
@@ -152,7 +152,7 @@ func TestPostFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, seen := providertest.Serve(t, tt.h)
-			c := newClient(t, openaiwire.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test", IdleTimeout: tt.idle, Now: func() time.Time { return fixed }})
+			c := newClient(t, openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: srv.URL + "/v1", APIKey: "sk-test", IdleTimeout: tt.idle}, Now: func() time.Time { return fixed }})
 			_, err := post(t, c, `{}`)
 			f := providertest.CheckFailure(t, providertest.Outcome{Err: err}, provider.Failure{Class: tt.class, Status: tt.status, RetryAfter: tt.retryAfter, RequestID: tt.requestID})
 			if msg := f.Error(); strings.Contains(msg, "sk-test") || strings.Contains(msg, "try again") {
@@ -169,7 +169,7 @@ func TestPostConnectionRefused(t *testing.T) {
 	srv, _ := providertest.Serve(t, providertest.SSE(nil))
 	url := srv.URL
 	srv.Close()
-	_, err := post(t, newClient(t, openaiwire.Options{BaseURL: url}), `{}`)
+	_, err := post(t, newClient(t, openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: url}}), `{}`)
 	if f := provider.AsFailure(err); f == nil || f.Class != provider.ClassTransport {
 		t.Errorf("Post() error = %v; want TRANSPORT", err)
 	}
@@ -179,7 +179,7 @@ func TestPostCancelled(t *testing.T) {
 	srv, _ := providertest.Serve(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	res, err := newClient(t, openaiwire.Options{BaseURL: srv.URL}).Post(ctx, "x", []byte(`{}`))
+	res, err := newClient(t, openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: srv.URL}}).Post(ctx, "x", []byte(`{}`))
 	if f := provider.AsFailure(err); res != nil || f == nil || f.Class != provider.ClassCancelled {
 		t.Errorf("Post() = %v, %v; want CANCELLED", res, err)
 	}
@@ -248,7 +248,7 @@ func TestResponse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _ := providertest.Serve(t, tt.h)
-			c := newClient(t, openaiwire.Options{BaseURL: srv.URL, IdleTimeout: tt.idle})
+			c := newClient(t, openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: srv.URL, IdleTimeout: tt.idle}})
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
 			res, err := c.Post(ctx, "x", []byte(`{}`))
@@ -288,7 +288,7 @@ func TestResponse(t *testing.T) {
 // TestResponseClose: Close closes the body and ends the request.
 func TestResponseClose(t *testing.T) {
 	srv, _ := providertest.Serve(t, providertest.Stall("text/event-stream", "data: a\n\n"))
-	res, err := post(t, newClient(t, openaiwire.Options{BaseURL: srv.URL}), `{}`)
+	res, err := post(t, newClient(t, openaiwire.Options{AdapterOptions: provider.AdapterOptions{BaseURL: srv.URL}}), `{}`)
 	if err != nil {
 		t.Fatalf("Post() error = %v", err)
 	}

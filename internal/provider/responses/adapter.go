@@ -3,7 +3,6 @@ package responses
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
@@ -17,28 +16,23 @@ import (
 // non-streamed body.
 const DefaultIdleTimeout = openaiwire.DefaultIdleTimeout
 
-// Options configure an Adapter.
-type Options struct {
-	// BaseURL is the API root, e.g. https://api.openai.com/v1. Required.
-	BaseURL string
-	// APIKey is sent as a bearer token; empty sends none.
-	APIKey string
-	// Headers are sent with every request.
-	Headers map[string]string
-	// HTTPClient defaults to a client without an overall timeout (answers
-	// are bounded by IdleTimeout and the caller's context).
-	HTTPClient *http.Client
-	// IdleTimeout defaults to DefaultIdleTimeout. Without streaming nothing
-	// arrives until the whole response is generated, so it must cover the
-	// longest generation.
-	IdleTimeout time.Duration
-	// Stream asks for a server-sent event stream; false asks for one JSON
-	// response. Default false.
-	Stream bool
-	// Store asks the provider to keep each response, so the next request
-	// can continue it by id (the durable cursor). Default false: nothing is
-	// kept provider-side and every request replays history.
-	Store bool
+// Options configure an Adapter: BaseURL (required), APIKey (a bearer
+// token), Headers, HTTPClient, IdleTimeout (DefaultIdleTimeout when zero;
+// without streaming it must cover the longest generation), Stream (false:
+// one JSON response) and Store (keep responses for the durable cursor;
+// false keeps nothing provider-side and every request replays history).
+type Options = provider.AdapterOptions
+
+// API describes the Responses API.
+var API = provider.API{
+	Name:         "openai_responses",
+	Doc:          "OpenAI's Responses API: streamed or not, with a durable cursor (previous_response_id) when the provider stores responses.",
+	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, StatefulContinuation: true, StructuredOutput: true},
+	Continuation: provider.ContinueDurableCursor,
+	CursorMode:   "responses",
+	Replay:       provider.Replay{Native: true},
+	Settings:     provider.Settings{NonStreaming: true, Store: true},
+	New:          provider.Build(New),
 }
 
 // Adapter speaks the Responses API.
@@ -57,13 +51,9 @@ func New(o Options) (*Adapter, error) {
 		accept = "text/event-stream"
 	}
 	c, err := openaiwire.New(openaiwire.Options{
-		BaseURL:     o.BaseURL,
-		APIKey:      o.APIKey,
-		Headers:     o.Headers,
-		HTTPClient:  o.HTTPClient,
-		Accept:      accept,
-		IdleTimeout: o.IdleTimeout,
-		Now:         func() time.Time { return timeNow() },
+		AdapterOptions: o,
+		Accept:         accept,
+		Now:            func() time.Time { return timeNow() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("responses: %w", err)

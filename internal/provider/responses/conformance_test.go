@@ -10,7 +10,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	model := provider.Model{Name: "gpt-5-mini", ContextTokens: 400000, Capabilities: provider.DefaultCapabilities(provider.APIResponses)}
+	model := provider.Model{Name: "gpt-5-mini", ContextTokens: 400000, Capabilities: responses.API.Capabilities}
 	conformance.Run(t, conformance.Subject{
 		Dialect: conformance.Responses{},
 		Model:   &model,

@@ -27,6 +27,15 @@ type Adapter struct {
 
 var _ provider.Adapter = (*Adapter)(nil)
 
+// API describes the replay adapter: it serves recorded calls, so config
+// cannot name it (API.New is nil) and it is built from a Script.
+var API = provider.API{
+	Name:         "scripted",
+	Doc:          "Replays recorded provider calls.",
+	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true},
+	Continuation: provider.ContinueReplay,
+}
+
 // Option configures an Adapter.
 type Option func(*Adapter) error
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/apis"
+	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/provider/scripted"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -73,9 +75,10 @@ func attempts(res *provider.Result) []string {
 }
 
 func registration(id string, routes []string, api string, adapter provider.Adapter, models ...string) provider.Registration {
-	md := provider.Metadata{ID: id, API: api, Capabilities: provider.DefaultCapabilities(api)}
+	desc, _ := apis.Lookup(api)
+	md := provider.Metadata{ID: id, API: api, Replay: desc.Replay, Capabilities: desc.Capabilities}
 	for _, m := range models {
-		md.Models = append(md.Models, provider.Model{Name: m, ContextTokens: 128000, Capabilities: provider.DefaultCapabilities(api)})
+		md.Models = append(md.Models, provider.Model{Name: m, ContextTokens: 128000, Capabilities: desc.Capabilities})
 	}
 	return provider.Registration{ID: id, Routes: routes, Metadata: md, Adapter: adapter, Retry: provider.DefaultRetryPolicy}
 }
@@ -96,8 +99,8 @@ func mustRegister(t *testing.T, reg *provider.Registry, r provider.Registration)
 func original(t *testing.T, primary, backup []*mockllm.Response) (*run, []*provider.Request) {
 	t.Helper()
 	reg := provider.NewRegistry()
-	mustRegister(t, reg, registration("primary", []string{"primary"}, provider.APIOpenAIChat, mockAdapter(t, primary...), targetA.Model))
-	mustRegister(t, reg, registration("backup", []string{"backup"}, provider.APIOpenAIChat, mockAdapter(t, backup...), targetB.Model))
+	mustRegister(t, reg, registration("primary", []string{"primary"}, openaichat.API.Name, mockAdapter(t, primary...), targetA.Model))
+	mustRegister(t, reg, registration("backup", []string{"backup"}, openaichat.API.Name, mockAdapter(t, backup...), targetB.Model))
 
 	requests := []*provider.Request{testRequest()}
 	r := execute(t, reg, []provider.Target{targetA, targetB}, requests)
@@ -153,7 +156,7 @@ func rerun(t *testing.T, s *scripted.Script, requests []*provider.Request) (*run
 	t.Helper()
 	a := newScripted(t, s)
 	reg := provider.NewRegistry()
-	mustRegister(t, reg, registration("scripted", []string{"primary", "backup"}, provider.APIScripted, a, targetA.Model, targetB.Model))
+	mustRegister(t, reg, registration("scripted", []string{"primary", "backup"}, scripted.API.Name, a, targetA.Model, targetB.Model))
 	return execute(t, reg, []provider.Target{targetA, targetB}, requests), a
 }
 

@@ -161,7 +161,7 @@ func derive(t *testing.T, r recording, overrides ...scripted.Override) *scripted
 
 func prepare(t *testing.T, a provider.Adapter, model string) []byte {
 	t.Helper()
-	body, err := a.Prepare(testRequest(), provider.Model{Name: model, Capabilities: provider.DefaultCapabilities(provider.APIScripted)})
+	body, err := a.Prepare(testRequest(), provider.Model{Name: model, Capabilities: scripted.API.Capabilities})
 	if err != nil {
 		t.Fatalf("Prepare() error = %v", err)
 	}

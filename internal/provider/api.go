@@ -1,0 +1,143 @@
+package provider
+
+import (
+	"net/http"
+	"time"
+)
+
+// API describes one wire API: its name, what it can serve by default, how
+// it continues a conversation, how its history is replayed to it, the
+// provider settings it accepts and how its adapter is built. Nothing else
+// in turnstream knows an API by name: capability flags and these fields
+// decide. Each API's package declares its API; internal/provider/apis
+// registers them all in one list.
+type API struct {
+	// Name is the config's api value, e.g. "openai_chat_completions".
+	Name string
+	// Doc is one sentence on the API for the config schema.
+	Doc string
+	// Capabilities are the defaults; config may override them per provider
+	// and per model.
+	Capabilities Capabilities
+	// Continuation is how the API carries a conversation across turns.
+	Continuation Continuation
+	// CursorMode is the envelope mode of the API's durable cursor, "" for
+	// APIs without one.
+	CursorMode string
+	// Replay says how history is replayed to the API.
+	Replay Replay
+	// Settings are the provider settings the API accepts beyond the common
+	// ones.
+	Settings Settings
+	// CallIDFormat is the tool-call id format the API accepts by default
+	// (CallIDDefault when empty); config may set a stricter one.
+	CallIDFormat string
+	// New builds the API's adapter; nil for an API that config cannot name
+	// (the scripted replay adapter, built from recorded frames).
+	New func(AdapterOptions) (Adapter, error)
+}
+
+// Configurable reports whether config may name the API.
+func (a API) Configurable() bool { return a.New != nil }
+
+// Continuation is how an API carries a conversation from one turn to the
+// next.
+type Continuation string
+
+// Continuations.
+const (
+	// ContinueReplay: the provider is stateless between calls; every turn
+	// replays the history (Chat Completions).
+	ContinueReplay Continuation = "replay"
+	// ContinueDurableCursor: the provider keeps the conversation and hands
+	// back a cursor that the next turn sends instead of the history
+	// (Responses previous_response_id).
+	ContinueDurableCursor Continuation = "durable-cursor"
+	// ContinueTurnLocal: the provider accumulates state within one tool
+	// loop but keeps nothing across turns (Anthropic Messages).
+	ContinueTurnLocal Continuation = "turn-local"
+)
+
+// Replay says how history is replayed to an API.
+type Replay struct {
+	// Native is the API-mode gate of native tool history: the API's wire
+	// carries prior tool calls and results in their own shape. The
+	// provider's NativeToolHistory and the model's Tools capabilities gate
+	// it further.
+	Native bool
+	// Echo names the replay echo the API keeps of an answer with tool
+	// calls (its adapter returns it as assemble.Response.Echo and gets it
+	// back as Message.Reasoning), "" for none. It is sent back only to the
+	// provider and API that produced it; the ReasoningEcho capability
+	// says whether a native replay requires it.
+	Echo string
+	// EchoSameModel narrows the echo to the model that produced it
+	// (Anthropic's thinking signatures), not every model of its provider.
+	EchoSameModel bool
+}
+
+// Settings are the provider settings an API accepts beyond the common ones.
+type Settings struct {
+	// NonStreaming: the API can answer with one non-streamed response
+	// (stream: false).
+	NonStreaming bool
+	// Store: the provider can keep responses for a durable cursor
+	// (store: true).
+	Store bool
+}
+
+// AdapterOptions configure any API's adapter; each API reads the fields
+// it has a use for.
+type AdapterOptions struct {
+	// BaseURL is the API root, e.g. https://api.openai.com/v1. Required
+	// unless the API has a default.
+	BaseURL string
+	// APIKey is the provider's credential; empty sends none.
+	APIKey string
+	// Headers are sent with every request.
+	Headers map[string]string
+	// HTTPClient defaults to a client without an overall timeout (answers
+	// are bounded by IdleTimeout and the caller's context).
+	HTTPClient *http.Client
+	// IdleTimeout ends an answer that makes no progress for this long
+	// (keep-alives are not progress); zero takes the adapter's default.
+	// Without streaming nothing arrives until the whole response is
+	// generated, so it must cover the longest generation.
+	IdleTimeout time.Duration
+	// Stream asks for a server-sent event stream; false asks for one JSON
+	// response (APIs with Settings.NonStreaming).
+	Stream bool
+	// Store asks the provider to keep each response, so the next request
+	// can continue it by id (APIs with Settings.Store).
+	Store bool
+}
+
+// SchemaFragment is the API's part of the config schema: what a provider
+// of this API must also satisfy, nil for nothing more than the common
+// rules. It is derived from Settings, so the schema and config
+// validation say the same thing.
+func (a API) SchemaFragment() map[string]any {
+	props := map[string]any{}
+	if !a.Settings.NonStreaming {
+		props["stream"] = map[string]any{"const": true}
+	}
+	if !a.Settings.Store {
+		props["store"] = map[string]any{"const": false}
+	}
+	if len(props) == 0 {
+		return nil
+	}
+	return map[string]any{"properties": props}
+}
+
+// Build turns an adapter package's New into an API's constructor, so a
+// failed New yields a nil Adapter, never a typed nil.
+func Build[A Adapter](newAdapter func(AdapterOptions) (A, error)) func(AdapterOptions) (Adapter, error) {
+	return func(o AdapterOptions) (Adapter, error) {
+		a, err := newAdapter(o)
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+}
