@@ -30,7 +30,7 @@ var API = provider.API{
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, StatefulContinuation: true, StructuredOutput: true},
 	Continuation: provider.ContinueDurableCursor,
 	CursorMode:   "responses",
-	Replay:       provider.Replay{Native: true},
+	Replay:       provider.Replay{Native: true, Echo: EchoName},
 	Settings:     provider.Settings{NonStreaming: true, Store: true},
 	New:          provider.Build(New),
 }
@@ -66,10 +66,9 @@ func New(o Options) (*Adapter, error) {
 // server that ignores the stream flag is still read right). Every event, or
 // the whole body, is relayed to sink as it arrives.
 //
-// The result carries the response id (the cursor for previous_response_id).
-// The encrypted reasoning the Translator keeps (Translator.Reasoning) has no
-// place in an assemble.Response yet: a replay path would return it beside
-// the response and store it as worker-only provider state.
+// The result carries the response id (the cursor for previous_response_id)
+// and, as its Echo, the answer's encrypted reasoning items (sensitive
+// provider state, kept where only workers read).
 func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (*assemble.Response, error) {
 	res, err := a.wire.Post(ctx, "responses", body)
 	if err != nil {
@@ -83,6 +82,9 @@ func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (
 		resp, err = readEvents(ctx, res, t, sink)
 	} else {
 		resp, err = readBody(ctx, res, t, sink)
+	}
+	if resp != nil {
+		resp.Echo = encodeEcho(t.Reasoning())
 	}
 	// The feeders return their failures bare; a sink's error passes as is.
 	if f, ok := err.(*provider.Failure); ok && f.RequestID == "" { //nolint:errorlint // only our own, unwrapped

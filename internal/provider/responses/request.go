@@ -21,6 +21,9 @@ type requestBody struct {
 	Store        bool      `json:"store"`
 	// PreviousResponseID continues a stored response (durable cursor).
 	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// Include asks for the encrypted reasoning a stateless request can
+	// replay.
+	Include []string `json:"include,omitempty"`
 }
 
 // messageItem is a role-based input item.
@@ -70,9 +73,10 @@ type toolDef struct {
 // stateless (store false) unless the adapter stores responses, streams
 // when the adapter does, and continues req.PreviousResponseID when set.
 //
-// Replayed reasoning (Message.Reasoning) is not sent: the Responses API
-// replays reasoning as reasoning items with their encrypted_content, which
-// a provider.Request does not carry.
+// An assistant message's echo (Message.Reasoning, the encrypted reasoning
+// items of the answer it replays) goes first, as reasoning items. A
+// stateless request of a model that takes native tool history asks for
+// its own reasoning's encrypted_content, which the answer's echo keeps.
 func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, error) {
 	body := requestBody{
 		Model:        model.Name,
@@ -83,12 +87,16 @@ func (a *Adapter) Prepare(req *provider.Request, model provider.Model) ([]byte, 
 		// A cursor names a response the provider stored.
 		PreviousResponseID: req.PreviousResponseID,
 	}
+	if !a.store && model.Capabilities.NativeToolHistory {
+		body.Include = []string{includeEncrypted}
+	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		switch m.Role {
 		case wire.RoleTool:
 			body.Input = append(body.Input, functionCallOutputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Content})
 		case wire.RoleAssistant:
+			body.Input = append(body.Input, decodeEcho(m.Reasoning)...)
 			if m.Content != "" {
 				body.Input = append(body.Input, messageItem{Role: string(wire.RoleAssistant), Content: []any{textPart{Type: "output_text", Text: m.Content}}})
 			}

@@ -26,9 +26,8 @@ type slot struct {
 // ReasoningItem is the replay state of one reasoning item: its id and the
 // encrypted_content a later request would send back (as a reasoning input
 // item) to keep the model's reasoning across stateless calls. It is
-// sensitive provider state: a replay path would keep it, with the
-// response's id, where only workers read (DESIGN.md), never in a message,
-// an event or a log. Nothing sends it back yet.
+// sensitive provider state: the answer's echo keeps it where only workers
+// read (DESIGN.md), never in a message, an event or a log.
 type ReasoningItem struct {
 	ID               string
 	EncryptedContent string
