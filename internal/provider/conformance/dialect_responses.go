@@ -32,6 +32,11 @@ func (Responses) Render(tr Transcript) *mockllm.Response {
 			it := r.open(&r.msg, "message", "msg_conf")
 			it.text.WriteString(ev.Text)
 			r.event("response.output_text.delta", map[string]any{"item_id": it.id, "output_index": it.index, "content_index": 0, "delta": ev.Text})
+		case EvRefusal:
+			it := r.open(&r.msg, "message", "msg_conf")
+			it.refusal = true
+			it.text.WriteString(ev.Text)
+			r.event("response.refusal.delta", map[string]any{"item_id": it.id, "output_index": it.index, "content_index": 0, "delta": ev.Text})
 		case EvReasoning:
 			it := r.open(&r.reason, "reasoning", "rs_conf")
 			it.text.WriteString(ev.Text)
@@ -88,6 +93,7 @@ type respItem struct {
 	callID, name string
 	text         strings.Builder
 	finished     bool
+	refusal      bool // a message whose text is a refusal part
 }
 
 func (it *respItem) json(status string) map[string]any {
@@ -98,6 +104,9 @@ func (it *respItem) json(status string) map[string]any {
 	case "message":
 		m["role"] = "assistant"
 		m["content"] = []any{map[string]any{"type": "output_text", "text": it.text.String(), "annotations": []any{}}}
+		if it.refusal {
+			m["content"] = []any{map[string]any{"type": "refusal", "refusal": it.text.String()}}
+		}
 	case "reasoning":
 		m["summary"] = []any{map[string]any{"type": "summary_text", "text": it.text.String()}}
 	}

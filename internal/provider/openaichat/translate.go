@@ -29,7 +29,10 @@ type choice struct {
 }
 
 type delta struct {
-	Content          json.RawMessage   `json:"content"`
+	Content json.RawMessage `json:"content"`
+	// Refusal is the model's refusal, sent instead of content (with
+	// content null and finish "stop").
+	Refusal          json.RawMessage   `json:"refusal"`
 	ReasoningContent *string           `json:"reasoning_content"`
 	Reasoning        *string           `json:"reasoning"`
 	ReasoningDetails []reasoningDetail `json:"reasoning_details"`
@@ -162,6 +165,12 @@ func (t *Translator) delta(d *delta) {
 				}
 			}
 		}
+	}
+	if s, ok := openaiwire.String(d.Refusal); ok {
+		// A refusal is the message's visible text, as the Responses API's
+		// refusal parts are: counted against the text limits like text, and
+		// never read as reasoning.
+		t.addText(s)
 	}
 	for i := range d.ToolCalls {
 		t.toolFragment(&d.ToolCalls[i])

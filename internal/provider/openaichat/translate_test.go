@@ -187,6 +187,9 @@ var fixtures = map[string]fixtureWant{
 		reasoning: "\nThe user wants 2+2.", text: "The answer is 4. I never write </think> twice.",
 		finish: wire.FinishStop, raw: "stop",
 	},
+	// OpenAI refusal: delta.refusal fragments, content null, finish "stop":
+	// the refusal is the visible text, the finish as sent.
+	"refusal": {text: "I'm sorry, but I can't help with that.", finish: wire.FinishStop, raw: "stop", usage: u(31, 0, 9, 0)},
 	// In-band errors.
 	"error_first":         {fail: provider.ClassRateLimit, retryAfter: 1100 * time.Millisecond},
 	"error_after_content": {fail: provider.ClassServer, partial: "Partial answer"},
