@@ -250,6 +250,9 @@ func TestAdapterFixtures(t *testing.T) {
 				t.Fatalf("Stream(%s) error = %v; want a response", name, o.Err)
 			}
 			checkResponse(t, o, want)
+			if n := len(o.Frames); n == 0 || string(o.Frames[n-1].Raw) != "[DONE]" {
+				t.Errorf("last relayed frame is not [DONE]")
+			}
 		})
 	}
 }
@@ -325,9 +328,6 @@ func checkResponse(t *testing.T, o providertest.Outcome, want fixtureWant) {
 	}
 	if !reflect.DeepEqual(lastUsage, r.Usage) {
 		t.Errorf("last relayed usage = %+v; want %+v", lastUsage, r.Usage)
-	}
-	if n := len(o.Frames); n == 0 || string(o.Frames[n-1].Raw) != "[DONE]" {
-		t.Errorf("last relayed frame is not [DONE]")
 	}
 }
 
