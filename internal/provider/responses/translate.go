@@ -250,14 +250,12 @@ const (
 // whatever its id (an OpenAI-compatible gateway may give every event of one
 // item a new item_id): at an output index, the item of that id when several
 // were opened there, else the latest of kind; a new one when there is none,
-// or when output_item.added brings an id other than the one there. Without
-// an output index, by id, else (neither sent) the last slot if it is of
-// kind; a new slot of kind otherwise.
+// or when output_item.added brings an id other than the one there; in the
+// terminal output, an id the stream named first. Without an output index,
+// by id, else (neither sent) the last slot if it is of kind; a new slot of
+// kind otherwise.
 func (t *Translator) lookup(id string, outputIndex *int, kind string, in naming) *slot {
-	known := t.byID[id]
-	if id == "" {
-		known = nil
-	}
+	known := t.byID[id] // never an id of ""
 	if outputIndex == nil || *outputIndex < 0 {
 		if known != nil {
 			return known
