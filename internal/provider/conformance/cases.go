@@ -104,6 +104,16 @@ func Cases() []Case {
 		{Name: "length inside reasoning", Needs: []Feature{Reasoning}, Tr: Transcript{Events: []Ev{reasoning("Still thinking"), finish("length")}},
 			Want: Want{Reasoning: "Still thinking", Finish: wire.FinishLength}},
 
+		// A refusal is the message's visible text in every wire API (Chat
+		// Completions' delta.refusal with content null, Responses' refusal
+		// part), under the provider's own finish, within the text limits.
+		{Name: "refusal", Tr: Transcript{Events: []Ev{refusal("I'm sorry, "), refusal("but I can't help with that."), finish("stop"), usage(20, 9, 0)}},
+			Want: Want{Text: "I'm sorry, but I can't help with that.", Finish: wire.FinishStop, Usage: u(20, 0, 9)}},
+		{Name: "refusal over the text limit", Limits: provider.Limits{MaxTextBytes: 37}, Tr: Transcript{Events: []Ev{refusal("I'm sorry, "), refusal("but I can't help with that."), finish("stop")}},
+			Want: tooLarge(provider.LimitTextBytes)},
+		{Name: "refusal at the text limit", Limits: provider.Limits{MaxTextBytes: 38}, Tr: Transcript{Events: []Ev{refusal("I'm sorry, "), refusal("but I can't help with that."), finish("stop")}},
+			Want: ok("I'm sorry, but I can't help with that.", wire.FinishStop)},
+
 		// Streams that do not complete.
 		{Name: "empty stop", Tr: Transcript{Events: []Ev{finish("stop")}}, Want: Want{Class: provider.ClassEmpty}},
 		{Name: "clean EOF before any finish", Tr: Transcript{Events: []Ev{text("part")}, End: EndEOF}, Want: Want{Class: provider.ClassStreamClosed}},

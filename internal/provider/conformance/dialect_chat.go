@@ -62,7 +62,7 @@ func (d Chat) Render(tr Transcript) *mockllm.Response {
 	}
 	content := 0
 	for _, ev := range tr.Events {
-		if ev.Kind == EvText || ev.Kind == EvToolArgs || ev.Kind == EvReasoning {
+		if ev.Kind == EvText || ev.Kind == EvToolArgs || ev.Kind == EvReasoning || ev.Kind == EvRefusal {
 			content++
 		}
 	}
@@ -96,6 +96,9 @@ func (d Chat) Render(tr Transcript) *mockllm.Response {
 		case EvReasoning:
 			emitted++
 			chunk(delta(map[string]any{field: ev.Text}), nil)
+		case EvRefusal:
+			emitted++
+			chunk(delta(map[string]any{"content": nil, "refusal": ev.Text}), nil)
 		case EvToolStart:
 			chunk(delta(map[string]any{"tool_calls": []any{map[string]any{
 				"index": ev.Index, "id": ev.ID, "type": "function",

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/turnstream/turnstream/internal/mockllm"
@@ -12,17 +13,22 @@ import (
 // sequence numbers, one output item per message, reasoning or function
 // call, each call ended by its output_item.done, and a terminal
 // response.completed or response.incomplete instead of [DONE].
-type Responses struct{}
+type Responses struct {
+	// ItemIDPerEvent gives every event, and the terminal output, a new
+	// item id for the same item, as some OpenAI-compatible gateways do;
+	// only output_index says which item an event belongs to.
+	ItemIDPerEvent bool
+}
 
 // Features implements Dialect.
 func (Responses) Features() []Feature { return []Feature{Reasoning, EOFIsTruncation} }
 
 // Render implements Dialect.
-func (Responses) Render(tr Transcript) *mockllm.Response {
+func (d Responses) Render(tr Transcript) *mockllm.Response {
 	if tr.Status != 0 && tr.Status != 200 {
 		return mockllm.Error(tr.Status, tr.Code, tr.Message, tr.Header)
 	}
-	r := &respRender{calls: map[int]*respItem{}}
+	r := &respRender{calls: map[int]*respItem{}, idPerEvent: d.ItemIDPerEvent}
 	r.event("response.created", map[string]any{"response": map[string]any{"id": "resp_conf", "object": "response", "status": "in_progress", "output": []any{}}})
 	var fin string
 	var use *Usage
@@ -32,6 +38,11 @@ func (Responses) Render(tr Transcript) *mockllm.Response {
 			it := r.open(&r.msg, "message", "msg_conf")
 			it.text.WriteString(ev.Text)
 			r.event("response.output_text.delta", map[string]any{"item_id": it.id, "output_index": it.index, "content_index": 0, "delta": ev.Text})
+		case EvRefusal:
+			it := r.open(&r.msg, "message", "msg_conf")
+			it.refusal = true
+			it.text.WriteString(ev.Text)
+			r.event("response.refusal.delta", map[string]any{"item_id": it.id, "output_index": it.index, "content_index": 0, "delta": ev.Text})
 		case EvReasoning:
 			it := r.open(&r.reason, "reasoning", "rs_conf")
 			it.text.WriteString(ev.Text)
@@ -88,6 +99,7 @@ type respItem struct {
 	callID, name string
 	text         strings.Builder
 	finished     bool
+	refusal      bool // a message whose text is a refusal part
 }
 
 func (it *respItem) json(status string) map[string]any {
@@ -98,6 +110,9 @@ func (it *respItem) json(status string) map[string]any {
 	case "message":
 		m["role"] = "assistant"
 		m["content"] = []any{map[string]any{"type": "output_text", "text": it.text.String(), "annotations": []any{}}}
+		if it.refusal {
+			m["content"] = []any{map[string]any{"type": "refusal", "refusal": it.text.String()}}
+		}
 	case "reasoning":
 		m["summary"] = []any{map[string]any{"type": "summary_text", "text": it.text.String()}}
 	}
@@ -110,9 +125,25 @@ type respRender struct {
 	msg, reason *respItem
 	calls       map[int]*respItem
 	output      []*respItem
+	idPerEvent  bool
+}
+
+// mint is the item id an event names the item id by: id itself, or with
+// ItemIDPerEvent one no other event uses.
+func (r *respRender) mint(id string) string {
+	if !r.idPerEvent {
+		return id
+	}
+	return fmt.Sprintf("%s_gw%d", id, r.seq)
 }
 
 func (r *respRender) event(typ string, fields map[string]any) {
+	if id, ok := fields["item_id"].(string); ok {
+		fields["item_id"] = r.mint(id)
+	}
+	if it, ok := fields["item"].(map[string]any); ok {
+		it["id"] = r.mint(it["id"].(string))
+	}
 	fields["type"] = typ
 	fields["sequence_number"] = r.seq
 	r.seq++
@@ -148,9 +179,14 @@ func (r *respRender) terminal(fin string, use *Usage) {
 	default:
 		status, reason = "incomplete", fin
 	}
+	// The output array is in output_index order, whatever order the items
+	// were done in.
+	slices.SortFunc(r.output, func(a, b *respItem) int { return a.index - b.index })
 	out := make([]any, 0, len(r.output))
 	for _, it := range r.output {
-		out = append(out, it.json("completed"))
+		m := it.json("completed")
+		m["id"] = r.mint(it.id)
+		out = append(out, m)
 	}
 	resp := map[string]any{"id": "resp_conf", "object": "response", "status": status, "output": out}
 	if reason != "" {

@@ -6,7 +6,8 @@
 // Cases are abstract transcripts written from PROVIDER-QUIRKS.md and seed
 // 004 (the adversarial stream: two interleaved tool calls, a metadata
 // frame, a close before one call completes; then valid completion,
-// malformed arguments, every finish variant, every usage placement, in-band
+// malformed arguments, every finish variant, every usage placement, a
+// refusal as visible text, in-band
 // errors, 429 with each kind of retry hint, a stall of comments only, a
 // mid-stream disconnect; then each per-attempt limit crossed, and met). A Dialect renders each transcript in its wire
 // API's shape and internal/mockllm serves it over real HTTP and SSE; a

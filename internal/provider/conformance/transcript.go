@@ -33,6 +33,9 @@ const (
 	EvError
 	// EvComment is a keep-alive comment.
 	EvComment
+	// EvRefusal is the model's refusal, visible text sent in the wire API's
+	// refusal field or part instead of content.
+	EvRefusal
 )
 
 // Ev is one abstract stream event.
@@ -171,3 +174,4 @@ func usage(p, c, cached int) Ev {
 }
 func inBand(code, msg string) Ev { return Ev{Kind: EvError, Code: code, Text: msg} }
 func comment() Ev                { return Ev{Kind: EvComment} }
+func refusal(s string) Ev        { return Ev{Kind: EvRefusal, Text: s} }

@@ -67,10 +67,12 @@ func New(o Options) (*Adapter, error) {
 	return &Adapter{chat: chat}, nil
 }
 
-// Stream sends body and translates DeepSeek's event stream: only the
-// literal [DONE] completes it; reasoning_content goes to reasoning, never
-// to visible deltas; cache hits are subtracted from the prompt total; the
-// failure's request id comes from x-ds-trace-id when DeepSeek sends it.
+// Stream sends body and translates DeepSeek's event stream (or the one
+// JSON completion of a server that ignored stream: true, as openaichat
+// reads it): only the literal [DONE] completes a stream; reasoning_content
+// goes to reasoning, never to visible deltas; cache hits are subtracted
+// from the prompt total; the failure's request id comes from x-ds-trace-id
+// when DeepSeek sends it.
 //
 // Its echo is the reasoning itself: DeepSeek takes it back as the
 // reasoning_content of the replayed assistant message.

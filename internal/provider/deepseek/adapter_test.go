@@ -167,6 +167,30 @@ func checkTerminalFrame(t *testing.T, o providertest.Outcome, r *assemble.Respon
 	}
 }
 
+// TestNonStreamedCompletion: a chat.completion body (a server or proxy
+// that ignored stream: true) is read through openaichat's translator with
+// DeepSeek's rules: reasoning_content is reasoning, never a visible delta,
+// and cache hits are subtracted from the prompt total.
+func TestNonStreamedCompletion(t *testing.T) {
+	const body = `{"id":"5f0c6a8e-1b2d-4c3e-9f4a-7b8c9d0e1f2a","object":"chat.completion","created":1767225600,"model":"deepseek-reasoner",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"The answer is 42.","reasoning_content":"Six times seven is forty-two."},"logprobs":null,"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":300,"completion_tokens":31,"total_tokens":331,"prompt_tokens_details":{"cached_tokens":256},"completion_tokens_details":{"reasoning_tokens":12},"prompt_cache_hit_tokens":256,"prompt_cache_miss_tokens":44},"system_fingerprint":"fp_ds"}`
+	srv, _ := providertest.Serve(t, reply(200, body, "x-ds-trace-id", traceID))
+	o := providertest.Stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
+	if o.Err != nil {
+		t.Fatalf("Stream() error = %v; want a response", o.Err)
+	}
+	r := o.Resp
+	want := &wire.Usage{InputTokens: 44, CachedInputTokens: 256, OutputTokens: 31, ReasoningTokens: 12}
+	if r.Text != "The answer is 42." || r.Reasoning != "Six times seven is forty-two." || r.FinishReason != wire.FinishStop || !reflect.DeepEqual(r.Usage, want) {
+		t.Errorf("Stream() = text %q reasoning %q finish %q usage %+v; want %q %q stop %+v",
+			r.Text, r.Reasoning, r.FinishReason, r.Usage, "The answer is 42.", "Six times seven is forty-two.", want)
+	}
+	if len(o.Frames) != 1 || string(o.Frames[0].Raw) != body || o.DeltaText() != r.Text {
+		t.Errorf("Stream() relayed %d frames, text %q; want the body as one frame with the visible text only", len(o.Frames), o.DeltaText())
+	}
+}
+
 // TestStreamHTTPErrors: DeepSeek's documented error statuses, each with its
 // x-ds-trace-id kept as the failure's request id.
 func TestStreamHTTPErrors(t *testing.T) {

@@ -52,7 +52,8 @@ func New(o Options) (*Adapter, error) {
 	return &Adapter{wire: c}, nil
 }
 
-// Stream sends body and translates the SSE stream.
+// Stream sends body and translates the SSE stream, or the one JSON
+// completion a server that ignores stream: true answers with.
 func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (*assemble.Response, error) {
 	res, err := a.wire.Post(ctx, "chat/completions", body)
 	if err != nil {
@@ -67,7 +68,11 @@ func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (
 		return nil, f
 	}
 	if !res.EventStream() {
-		return fail(nonStreamFailure(res))
+		r, err := readBody(ctx, res, sink)
+		if err != nil {
+			return fail(provider.AsFailure(err))
+		}
+		return finalize(r, reqID)
 	}
 	t := NewTranslator()
 	t.Asm.SetLimits(res.Limits().Content())
@@ -114,20 +119,4 @@ func finalize(r *assemble.Response, reqID string) (*assemble.Response, error) {
 		return nil, f
 	}
 	return r, nil
-}
-
-// nonStreamFailure classifies a 2xx response that is not an event stream:
-// an error object is an in-band error, a body over the attempt's
-// MaxEventBytes is RESPONSE_TOO_LARGE, anything else is malformed.
-func nonStreamFailure(res *openaiwire.Response) *provider.Failure {
-	b, err := res.ReadBody()
-	f := provider.AsFailure(err)
-	if f == nil || f.Class != provider.ClassResponseTooLarge {
-		f = provider.AsFailure(NewTranslator().Frame(b)) // an unreadable body is malformed
-	}
-	if f == nil || f.Class == provider.ClassMalformed {
-		f = provider.Fail(provider.ClassMalformed, "response is not an event stream", nil)
-	}
-	f.Status = res.HTTP.StatusCode
-	return f
 }

@@ -126,8 +126,8 @@ func TestAdapterHTTPErrors(t *testing.T) {
 			class: provider.ClassRateLimit, status: 200, retryAfter: 1100 * time.Millisecond,
 		},
 		{
-			name:  "200 with a JSON completion, not a stream",
-			h:     providertest.Reply(200, "application/json", `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`),
+			name:  "200 with JSON that is neither a stream nor a completion",
+			h:     providertest.Reply(200, "application/json", `{"status":"ok"}`),
 			class: provider.ClassMalformed, status: 200,
 		},
 		{

@@ -9,6 +9,7 @@
 // The translator is wire-specific but rule-based, never vendor-specific:
 // tool-call identity by index, then id, then position; ids and names never
 // concatenated; arguments as strings, objects or null; the last finish
-// reason wins; usage replaced by each later report; in-band errors are
+// reason wins; usage replaced by each later report; a refusal is visible
+// text, as the Responses API's refusal parts are; in-band errors are
 // failures; only the literal [DONE] completes a stream.
 package openaichat

@@ -53,22 +53,52 @@ func FuzzTranslator(f *testing.F) {
 		if d := tr.Asm.TakeDelta(); d != nil {
 			text.WriteString(d.Text)
 		}
-		r := tr.Asm.Response()
-		if !r.Terminal {
-			t.Fatalf("Response().Terminal = false after Done")
-		}
-		if text.String() != r.Text {
-			t.Fatalf("delta text %q != response text %q", text.String(), r.Text)
-		}
-		for _, c := range r.ToolCalls {
-			if c.Complete && (c.Name == "" || !json.Valid([]byte(c.Arguments))) {
-				t.Fatalf("complete call %+v has no name or invalid arguments", c)
-			}
-			if c.Arguments == "" {
-				t.Fatalf("call %+v has empty arguments; want {}", c)
-			}
-		}
+		checkAssembled(t, tr, text.String())
 	})
+}
+
+// FuzzBody feeds arbitrary bytes to Translator.Body: no panic, a failure
+// or a terminal response that agrees with its delta.
+func FuzzBody(f *testing.F) {
+	f.Add([]byte(`{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't."},"finish_reason":"stop"}]}`))
+	f.Add([]byte(`{"choices":[{"index":0,"message":{"content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"function":{"name":"f","arguments":{"x":1}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`))
+	f.Add([]byte(`{"choices":[{"index":0,"message":{"reasoning_content":"r","content":"<think>t</think>x"},"finish_reason":"length"}]}`))
+	f.Add([]byte(`{"error":{"code":429,"message":"try again in 2s"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := NewTranslator()
+		if err := tr.Body(data); err != nil {
+			if provider.AsFailure(err) == nil {
+				t.Fatalf("Body() error %v is not a failure", err)
+			}
+			return
+		}
+		var text string
+		if d := tr.Asm.TakeDelta(); d != nil {
+			text = d.Text
+		}
+		checkAssembled(t, tr, text)
+	})
+}
+
+// checkAssembled: tr reached the terminal, its delta text is the response
+// text, and a complete call is named with one JSON value as arguments.
+func checkAssembled(t *testing.T, tr *Translator, deltaText string) {
+	t.Helper()
+	r := tr.Asm.Response()
+	if !r.Terminal {
+		t.Fatalf("Response().Terminal = false after Done")
+	}
+	if deltaText != r.Text {
+		t.Fatalf("delta text %q != response text %q", deltaText, r.Text)
+	}
+	for _, c := range r.ToolCalls {
+		if c.Complete && (c.Name == "" || !json.Valid([]byte(c.Arguments))) {
+			t.Fatalf("complete call %+v has no name or invalid arguments", c)
+		}
+		if c.Arguments == "" {
+			t.Fatalf("call %+v has empty arguments; want {}", c)
+		}
+	}
 }
 
 // FuzzAdapterStream sends arbitrary bytes as an SSE body through the real

@@ -2,6 +2,7 @@ package openaichat
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
@@ -22,14 +23,19 @@ type chunk struct {
 }
 
 type choice struct {
-	Index        int             `json:"index"`
-	Delta        *delta          `json:"delta"`
+	Index int    `json:"index"`
+	Delta *delta `json:"delta"`
+	// Message is the whole answer of a non-streamed chat.completion.
+	Message      *delta          `json:"message"`
 	FinishReason json.RawMessage `json:"finish_reason"`
 	Usage        json.RawMessage `json:"usage"` // Moonshot puts it here
 }
 
 type delta struct {
-	Content          json.RawMessage   `json:"content"`
+	Content json.RawMessage `json:"content"`
+	// Refusal is the model's refusal, sent instead of content (with
+	// content null and finish "stop").
+	Refusal          json.RawMessage   `json:"refusal"`
 	ReasoningContent *string           `json:"reasoning_content"`
 	Reasoning        *string           `json:"reasoning"`
 	ReasoningDetails []reasoningDetail `json:"reasoning_details"`
@@ -97,23 +103,58 @@ func (t *Translator) alloc() int { b := t.next; t.next++; return b }
 // Frame translates one SSE data payload (not "[DONE]"). It returns a
 // *provider.Failure for malformed JSON and in-band errors.
 func (t *Translator) Frame(data []byte) error {
+	c, err := readChunk(data, "chunk is not valid JSON")
+	if err != nil {
+		return err
+	}
+	t.choices(c, func(ch *choice) *delta { return ch.Delta })
+	return nil
+}
+
+// Body translates a whole non-streamed answer, the chat.completion object
+// of a server that ignored stream: true: the message of choice 0 is one
+// delta whose tool calls are whole and in order, and the answer is its own
+// terminal marker. It returns a *provider.Failure for an error object
+// (in-band) and for a body that is not a completion (malformed).
+func (t *Translator) Body(data []byte) error {
+	c, err := readChunk(data, "response is not valid JSON")
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(c.Choices, func(ch choice) bool { return ch.Index == 0 && ch.Message != nil }) {
+		return provider.Fail(provider.ClassMalformed, "response is neither an event stream nor a completion", nil)
+	}
+	t.choices(c, func(ch *choice) *delta { return ch.Message.positioned() })
+	t.Done()
+	return nil
+}
+
+// readChunk decodes a chunk or a completion, returning its in-band error
+// as a failure; malformed names a payload that is not JSON.
+func readChunk(data []byte, malformed string) (*chunk, error) {
 	var c chunk
 	if err := json.Unmarshal(data, &c); err != nil {
-		return provider.Fail(provider.ClassMalformed, "chunk is not valid JSON", err)
+		return nil, provider.Fail(provider.ClassMalformed, malformed, err)
 	}
 	if openaiwire.Present(c.Error) {
-		return inBandFailure(c.Error)
+		return nil, inBandFailure(c.Error)
 	}
 	if c.Object == "error" {
-		return provider.Fail(provider.ClassifyInBand(openaiwire.Code(c.Code), "", c.Message), "provider error event", nil)
+		return nil, provider.Fail(provider.ClassifyInBand(openaiwire.Code(c.Code), "", c.Message), "provider error event", nil)
 	}
+	return &c, nil
+}
+
+// choices translates choice 0 of c, its content read by content, and
+// usage wherever c carries it.
+func (t *Translator) choices(c *chunk, content func(*choice) *delta) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		if ch.Index != 0 {
 			continue // we never ask for n > 1
 		}
-		if ch.Delta != nil {
-			t.delta(ch.Delta)
+		if d := content(ch); d != nil {
+			t.delta(d)
 		}
 		if openaiwire.Present(ch.Usage) {
 			t.usage(ch.Usage)
@@ -125,7 +166,20 @@ func (t *Translator) Frame(data []byte) error {
 	if openaiwire.Present(c.Usage) {
 		t.usage(c.Usage)
 	}
-	return nil
+}
+
+// positioned is a whole message's delta: its tool calls, which carry no
+// index, are indexed by position, each one call. nil stays nil.
+func (d *delta) positioned() *delta {
+	if d == nil {
+		return nil
+	}
+	for i := range d.ToolCalls {
+		if d.ToolCalls[i].Index == nil {
+			d.ToolCalls[i].Index = &i
+		}
+	}
+	return d
 }
 
 // Done records the terminal marker: every block ends.
@@ -162,6 +216,12 @@ func (t *Translator) delta(d *delta) {
 				}
 			}
 		}
+	}
+	if s, ok := openaiwire.String(d.Refusal); ok {
+		// A refusal is the message's visible text, as the Responses API's
+		// refusal parts are: counted against the text limits like text, and
+		// never read as reasoning.
+		t.addText(s)
 	}
 	for i := range d.ToolCalls {
 		t.toolFragment(&d.ToolCalls[i])

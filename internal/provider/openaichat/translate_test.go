@@ -187,6 +187,9 @@ var fixtures = map[string]fixtureWant{
 		reasoning: "\nThe user wants 2+2.", text: "The answer is 4. I never write </think> twice.",
 		finish: wire.FinishStop, raw: "stop",
 	},
+	// OpenAI refusal: delta.refusal fragments, content null, finish "stop":
+	// the refusal is the visible text, the finish as sent.
+	"refusal": {text: "I'm sorry, but I can't help with that.", finish: wire.FinishStop, raw: "stop", usage: u(31, 0, 9, 0)},
 	// In-band errors.
 	"error_first":         {fail: provider.ClassRateLimit, retryAfter: 1100 * time.Millisecond},
 	"error_after_content": {fail: provider.ClassServer, partial: "Partial answer"},
@@ -247,6 +250,9 @@ func TestAdapterFixtures(t *testing.T) {
 				t.Fatalf("Stream(%s) error = %v; want a response", name, o.Err)
 			}
 			checkResponse(t, o, want)
+			if n := len(o.Frames); n == 0 || string(o.Frames[n-1].Raw) != "[DONE]" {
+				t.Errorf("last relayed frame is not [DONE]")
+			}
 		})
 	}
 }
@@ -322,9 +328,6 @@ func checkResponse(t *testing.T, o providertest.Outcome, want fixtureWant) {
 	}
 	if !reflect.DeepEqual(lastUsage, r.Usage) {
 		t.Errorf("last relayed usage = %+v; want %+v", lastUsage, r.Usage)
-	}
-	if n := len(o.Frames); n == 0 || string(o.Frames[n-1].Raw) != "[DONE]" {
-		t.Errorf("last relayed frame is not [DONE]")
 	}
 }
 

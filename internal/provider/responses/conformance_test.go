@@ -10,9 +10,19 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	conformance.Run(t, subject(conformance.Responses{}))
+}
+
+// TestConformanceItemIDPerEvent runs the suite against a gateway that
+// names one output item by a new item id in every event.
+func TestConformanceItemIDPerEvent(t *testing.T) {
+	conformance.Run(t, subject(conformance.Responses{ItemIDPerEvent: true}))
+}
+
+func subject(d conformance.Responses) conformance.Subject {
 	model := provider.Model{Name: "gpt-5-mini", ContextTokens: 400000, Capabilities: responses.API.Capabilities}
-	conformance.Run(t, conformance.Subject{
-		Dialect: conformance.Responses{},
+	return conformance.Subject{
+		Dialect: d,
 		Model:   &model,
 		New: func(t *testing.T, baseURL string, idle time.Duration) provider.Adapter {
 			a, err := responses.New(responses.Options{BaseURL: baseURL, IdleTimeout: idle, Stream: true})
@@ -21,5 +31,5 @@ func TestConformance(t *testing.T) {
 			}
 			return a
 		},
-	})
+	}
 }

@@ -8,8 +8,10 @@
 //
 // One Translator serves both modes: the stream feeds it events, the
 // non-streaming mode feeds it the whole response, and both end in the same
-// item, status and usage translation. Each output item is one block; a
-// function call's argument deltas are keyed by the item id (fc_...), its
+// item, status and usage translation. Each output item is one block, its
+// events correlated by output_index whatever their item ids (by id only
+// where an event has no output_index), and text a stream delivered is never
+// added again by a done event or the terminal output; a function call's
 // identity is its call_id, and response.output_item.done ends it. There is
 // no [DONE] and no finish reason: only response.completed and
 // response.incomplete complete a stream, the finish is derived from the

@@ -94,6 +94,23 @@ func TestStreamFixtures(t *testing.T) {
 			file: "terminal_without_blank_line.sse", text: "Hi!",
 			finish: wire.FinishStop, raw: "completed", usage: &wire.Usage{InputTokens: 3, OutputTokens: 2}, respID: "resp_68a1",
 		},
+		// An OpenAI-compatible gateway that mints a new item_id for every
+		// event: the events of one item are correlated by output_index, and
+		// the text done, item done and terminal output never add the
+		// streamed text again.
+		{
+			file: "gateway_item_id_per_event.sse", text: "The answer is 42.",
+			finish: wire.FinishStop, raw: "completed", usage: &wire.Usage{InputTokens: 25, OutputTokens: 6}, respID: "resp_gw7",
+		},
+		{
+			file: "gateway_item_id_per_event_reasoning_message.sse", text: "It is 21°C.", reasoning: "**Units** first, then the number.",
+			finish: wire.FinishStop, raw: "completed", usage: &wire.Usage{InputTokens: 60, OutputTokens: 40, ReasoningTokens: 24}, respID: "resp_gw7",
+		},
+		{
+			file: "gateway_item_id_per_event_message_call.sse", text: "Let me look that up.",
+			calls:  []wantCall{{"call_gw1", "lookup", `{"q":"jetstream"}`}},
+			finish: wire.FinishToolCalls, raw: "completed", usage: &wire.Usage{InputTokens: 70, OutputTokens: 30}, respID: "resp_gw7",
+		},
 		{
 			file:   "output_index_only.sse",
 			calls:  []wantCall{{"call_p0", "f", `{"a":1}`}},
@@ -187,6 +204,9 @@ func TestStreamReasoningKept(t *testing.T) {
 		{"reasoning_encrypted.sse", []ReasoningItem{{ID: "rs_68a3r", EncryptedContent: "gAAAAABoq-ENCRYPTED-1"}}},
 		{"terminal_output_only.sse", []ReasoningItem{{ID: "rs_68e0", EncryptedContent: "gAAAAABoq-ENCRYPTED-2"}}},
 		{"text_and_calls.sse", []ReasoningItem{}},
+		// One reasoning item, kept once, though its done event and the
+		// terminal output name it by ids of their own.
+		{"gateway_item_id_per_event_reasoning_message.sse", []ReasoningItem{{ID: "rs_gw0008", EncryptedContent: "gAAAAABoq-ENCRYPTED-GW"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -362,6 +382,43 @@ func TestTranslatorEvents(t *testing.T) {
 				if len(r.ToolCalls) != 2 || r.ToolCalls[0].Arguments != `{"a":1}` || r.ToolCalls[1].Arguments != `{"b":2}` ||
 					r.ToolCalls[0].ProviderID != "c1" || r.ToolCalls[1].ProviderID != "c2" {
 					t.Errorf("calls = %+v; want c1 {a:1} and c2 {b:2}", r.ToolCalls)
+				}
+			},
+		},
+		{
+			name: "a new item id at a taken output index is the same item",
+			events: []ev{
+				{"", `{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"c1","name":"f","arguments":""}}`},
+				{"", `{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":0,"delta":"{\"a\":"}`},
+				{"", `{"type":"response.function_call_arguments.delta","item_id":"fc_3","output_index":0,"delta":"1}"}`},
+				{"", `{"type":"response.function_call_arguments.done","item_id":"fc_4","output_index":0,"arguments":"{\"a\":1}"}`},
+				{"", `{"type":"response.output_text.delta","item_id":"m_1","output_index":1,"delta":"ok"}`},
+				{"", `{"type":"response.output_text.done","item_id":"m_2","output_index":1,"text":"ok"}`},
+				{"", `{"type":"response.output_item.done","output_index":1,"item":{"id":"m_3","type":"message","content":[{"type":"output_text","text":"ok"}]}}`},
+				{"", `{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_5","type":"function_call","call_id":"c1","name":"f","arguments":"{\"a\":1}"}}`},
+				{"", `{"type":"response.completed","response":{"status":"completed","output":[` +
+					`{"id":"fc_6","type":"function_call","call_id":"c1","name":"f","arguments":"{\"a\":1}"},{"id":"m_4","type":"message","content":[{"type":"output_text","text":"ok"}]}]}}`},
+			},
+			check: func(t *testing.T, r *assemble.Response) {
+				t.Helper()
+				if r.Text != "ok" || len(r.ToolCalls) != 1 || r.ToolCalls[0].Arguments != `{"a":1}` || !r.Executable() {
+					t.Errorf("response = %+v; want text ok and one executable call f({\"a\":1})", r)
+				}
+			},
+		},
+		{
+			name: "without an output index, item ids tell items apart",
+			events: []ev{
+				{"", `{"type":"response.output_text.delta","item_id":"m1","delta":"a"}`},
+				{"", `{"type":"response.output_text.delta","item_id":"m2","delta":"b"}`},
+				{"", `{"type":"response.output_text.done","item_id":"m1","text":"a"}`},
+				{"", `{"type":"response.output_text.done","item_id":"m2","text":"b"}`},
+				completed,
+			},
+			check: func(t *testing.T, r *assemble.Response) {
+				t.Helper()
+				if r.Text != "ab" {
+					t.Errorf("text = %q; want ab", r.Text)
 				}
 			},
 		},

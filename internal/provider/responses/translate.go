@@ -16,11 +16,12 @@ var timeNow = time.Now
 
 // slot is one output item and its assembler block.
 type slot struct {
-	block int
-	kind  string // the item type
-	id    string // the item id (msg_..., fc_..., rs_...), "" until known
-	part  int    // the reasoning summary part being streamed, -1 before any
-	enc   *ReasoningItem
+	block  int
+	kind   string // the item type
+	id     string // the first item id (msg_..., fc_..., rs_...) that named it, "" until one did
+	output int    // the output index, -1 when its events carried none
+	part   int    // the reasoning summary part being streamed, -1 before any
+	enc    *ReasoningItem
 }
 
 // ReasoningItem is the replay state of one reasoning item: its id and the
@@ -40,7 +41,7 @@ type ReasoningItem struct {
 type Translator struct {
 	Asm      *assemble.Assembler
 	slots    []*slot
-	byOutput map[int]*slot
+	byOutput map[int][]*slot // the items at each output index, in the order they opened
 	byID     map[string]*slot
 	reason   []*ReasoningItem
 	textSlot *slot // the message item whose text came last
@@ -50,7 +51,7 @@ type Translator struct {
 func NewTranslator() *Translator {
 	a := assemble.New()
 	a.ExplicitEnds() // a call is complete at its output_item.done, never merely at the end
-	return &Translator{Asm: a, byOutput: map[int]*slot{}, byID: map[string]*slot{}}
+	return &Translator{Asm: a, byOutput: map[int][]*slot{}, byID: map[string]*slot{}}
 }
 
 // Reasoning returns the encrypted reasoning kept so far, one entry per
@@ -115,27 +116,27 @@ func (t *Translator) Event(name string, data []byte) error {
 	case "response.output_item.added":
 		t.itemAdded(ev.OutputIndex, ev.Item)
 	case "response.output_item.done":
-		return t.itemDone(ev.OutputIndex, ev.Item)
+		return t.itemDone(ev.OutputIndex, ev.Item, inEvent)
 	case "response.output_text.delta", "response.refusal.delta":
-		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemMessage); s.kind == itemMessage {
+		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemMessage, inEvent); s.kind == itemMessage {
 			t.text(s, ev.Delta)
 		}
 	case "response.output_text.done", "response.refusal.done":
-		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemMessage); s.kind == itemMessage && t.blockText(s) == "" {
+		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemMessage, inEvent); s.kind == itemMessage && t.blockText(s) == "" {
 			t.text(s, ev.Text+ev.Refusal)
 		}
 	case "response.function_call_arguments.delta":
-		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemFunctionCall); s.kind == itemFunctionCall {
+		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemFunctionCall, inEvent); s.kind == itemFunctionCall {
 			t.Asm.ToolCall(s.block, "", "")
 			t.Asm.ToolArgs(s.block, ev.Delta)
 		}
 	case "response.function_call_arguments.done":
-		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemFunctionCall); s.kind == itemFunctionCall {
+		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemFunctionCall, inEvent); s.kind == itemFunctionCall {
 			t.Asm.ToolCall(s.block, "", ev.Name)
 			return t.settleArgs(s, ev.Arguments)
 		}
 	case "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta":
-		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemReasoning); s.kind == itemReasoning {
+		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemReasoning, inEvent); s.kind == itemReasoning {
 			if ev.SummaryIndex != nil {
 				t.summaryPart(s, *ev.SummaryIndex)
 			}
@@ -144,7 +145,7 @@ func (t *Translator) Event(name string, data []byte) error {
 			}
 		}
 	case "response.reasoning_text.delta":
-		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemReasoning); s.kind == itemReasoning {
+		if s := t.lookup(ev.ItemID, ev.OutputIndex, itemReasoning, inEvent); s.kind == itemReasoning {
 			t.Asm.Reasoning(s.block, ev.Delta)
 		}
 	}
@@ -185,7 +186,7 @@ func (t *Translator) terminal(kind string, r *response) error {
 		return inBandFailure(e, "response failed")
 	}
 	for i, raw := range r.Output {
-		if err := t.itemDone(&i, raw); err != nil {
+		if err := t.itemDone(&i, raw, inOutput); err != nil {
 			return err
 		}
 	}
@@ -231,31 +232,71 @@ func incompleteFinish(raw json.RawMessage) string {
 	return "incomplete"
 }
 
-// lookup returns the slot of an item: by its id, else by its output index,
-// else (neither sent) the last slot if it is of kind; a new slot of kind
-// otherwise. An id, or a kind, that differs from the one already at an
-// output index is another item.
-func (t *Translator) lookup(id string, outputIndex *int, kind string) *slot {
-	if s := t.byID[id]; id != "" && s != nil {
+// naming is where lookup meets an item.
+type naming uint8
+
+const (
+	// inEvent: a stream event's output_index and item_id.
+	inEvent naming = iota
+	// inAdded: output_item.added, which opens an item.
+	inAdded
+	// inOutput: the terminal response's output, whose positions are
+	// inferred, not sent: an id the stream already named wins over them.
+	inOutput
+)
+
+// lookup returns the slot of an item. Its output index identifies it,
+// whatever its id (an OpenAI-compatible gateway may give every event of one
+// item a new item_id): at an output index, the item of that id when several
+// were opened there, else the latest of kind; a new one when there is none,
+// or when output_item.added brings an id other than the one there; in the
+// terminal output, an id the stream named first. Without an output index,
+// by id, else (neither sent) the last slot if it is of kind; a new slot of
+// kind otherwise.
+func (t *Translator) lookup(id string, outputIndex *int, kind string, in naming) *slot {
+	known := t.byID[id] // never an id of ""
+	if outputIndex == nil || *outputIndex < 0 {
+		if known != nil {
+			return known
+		}
+		if n := len(t.slots); id == "" && n > 0 && t.slots[n-1].kind == kind {
+			return t.slots[n-1]
+		}
+		return t.open(id, -1, kind)
+	}
+	at := *outputIndex
+	if known != nil && (known.output == at || in == inOutput) {
+		return known
+	}
+	if s := t.latest(at, kind); s != nil && (in != inAdded || id == "" || s.id == "" || s.id == id) {
+		if s.id == "" && id != "" {
+			s.id = id
+			t.byID[id] = s
+		}
 		return s
 	}
-	if outputIndex != nil {
-		if s := t.byOutput[*outputIndex]; s != nil && s.kind == kind && (id == "" || s.id == "") {
-			if id != "" {
-				s.id = id
-				t.byID[id] = s
-			}
-			return s
+	return t.open(id, at, kind)
+}
+
+// latest returns the last item of kind opened at output index at, or nil.
+func (t *Translator) latest(at int, kind string) *slot {
+	items := t.byOutput[at]
+	for i := len(items) - 1; i >= 0; i-- {
+		if items[i].kind == kind {
+			return items[i]
 		}
-	} else if n := len(t.slots); id == "" && n > 0 && t.slots[n-1].kind == kind {
-		return t.slots[n-1]
 	}
-	s := &slot{block: len(t.slots), kind: kind, id: id, part: -1}
+	return nil
+}
+
+// open starts a new item of kind at output index at (-1: none).
+func (t *Translator) open(id string, at int, kind string) *slot {
+	s := &slot{block: len(t.slots), kind: kind, id: id, output: at, part: -1}
 	t.slots = append(t.slots, s)
-	if outputIndex != nil && t.byOutput[*outputIndex] == nil {
-		t.byOutput[*outputIndex] = s
+	if at >= 0 {
+		t.byOutput[at] = append(t.byOutput[at], s)
 	}
-	if id != "" {
+	if id != "" && t.byID[id] == nil {
 		t.byID[id] = s
 	}
 	return s
@@ -310,23 +351,24 @@ func (t *Translator) itemAdded(outputIndex *int, raw json.RawMessage) {
 	if err != nil || !ok {
 		return // an unreadable added item is settled by its done
 	}
-	s := t.lookup(it.ID, outputIndex, it.Type)
+	s := t.lookup(it.ID, outputIndex, it.Type, inAdded)
 	if s.kind == itemFunctionCall && it.Type == itemFunctionCall {
 		t.Asm.ToolCall(s.block, it.CallID, it.Name)
 	}
 }
 
 // itemDone settles and ends a finished item, from response.output_item.done
-// or from the terminal response's output. What the item carries fills only
-// what the stream did not deliver: text and reasoning when the block has
-// none, arguments when no delta arrived (deltas that disagree with them are
-// malformed). A reasoning item's encrypted_content is kept.
-func (t *Translator) itemDone(outputIndex *int, raw json.RawMessage) error {
+// or from the terminal response's output (in says which). What the item
+// carries fills only what the stream did not deliver into the item's block,
+// found by output index whatever the item's id: text and reasoning when the
+// block has none, arguments when no delta arrived (deltas that disagree with
+// them are malformed). A reasoning item's encrypted_content is kept.
+func (t *Translator) itemDone(outputIndex *int, raw json.RawMessage, in naming) error {
 	it, ok, err := readItem(raw)
 	if err != nil || !ok {
 		return err
 	}
-	s := t.lookup(it.ID, outputIndex, it.Type)
+	s := t.lookup(it.ID, outputIndex, it.Type, in)
 	if s.kind != it.Type {
 		return nil
 	}
