@@ -59,18 +59,35 @@ func newAdapter(p config.Provider, key string, hc *http.Client) (provider.Adapte
 	return nil, fmt.Errorf("api %q is not supported", p.API)
 }
 
-// buildRegistry registers one adapter per configured provider, with its
-// models, capabilities and retry policy, and resolves the routes.
-func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, routeTable, error) {
+// adapterFor builds provider p's adapter: with build when it is set (no
+// key is read), else its wire API's own, with its key.
+func adapterFor(cfg *config.Config, p config.Provider, hc *http.Client, build AdapterFunc) (provider.Adapter, error) {
+	if build != nil {
+		a, err := build(p)
+		if err != nil {
+			return nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+		}
+		return a, nil
+	}
+	key, err := cfg.APIKey(p)
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAdapter(p, key, hc)
+	if err != nil {
+		return nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+	}
+	return a, nil
+}
+
+// buildRegistry registers one adapter per configured provider (adapterFor),
+// with its models, capabilities and retry policy, and resolves the routes.
+func buildRegistry(cfg *config.Config, hc *http.Client, build AdapterFunc) (*provider.Registry, routeTable, error) {
 	reg := provider.NewRegistry()
 	for _, p := range cfg.Providers {
-		key, err := cfg.APIKey(p)
+		a, err := adapterFor(cfg, p, hc, build)
 		if err != nil {
 			return nil, routeTable{}, err
-		}
-		a, err := newAdapter(p, key, hc)
-		if err != nil {
-			return nil, routeTable{}, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
 		caps := capabilities(provider.DefaultCapabilities(string(p.API)), p.Capabilities)
 		meta := provider.Metadata{ID: p.Name, API: string(p.API), Deprecated: p.Deprecated, Capabilities: caps, CallIDFormat: p.ToolCallIDFormat,
