@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/turnstream/turnstream/internal/config"
 )
 
 // defaultNATSURL is where commands connect without --nats-url or NATS_URL.
@@ -51,6 +53,15 @@ const natsURLUsage = "NATS server URL (default $NATS_URL, else " + defaultNATSUR
 // URL is the server URL the flags name: --nats-url, else NATS_URL, else the
 // default.
 func (n natsFlags) URL() string { return natsURL(*n.url) }
+
+// URLWith is the server URL the flags name with a config: --nats-url, else
+// NATS_URL, else the config's nats.url (cfg may be nil), else the default.
+func (n natsFlags) URLWith(cfg *config.Config) string {
+	if *n.url == "" && getenv("NATS_URL") == "" && cfg != nil && cfg.NATS.URL != "" {
+		return cfg.NATS.URL
+	}
+	return n.URL()
+}
 
 // connect connects to url as name, with the inbox prefix of the flags (or
 // NATS_INBOX_PREFIX) and the extra options. Every command that connects to

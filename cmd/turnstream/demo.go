@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -65,21 +64,11 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 // follow prints a turn to its end and reports a turn that did not complete
 // as an error.
 func follow(ctx context.Context, t *client.Turn, p *console.TurnPrinter) error {
-	var terminal *wire.SessionEvent
-	for {
-		u, err := t.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		p.Print(u)
-		if u.Event != nil && u.Event.Terminal() {
-			terminal = u.Event
-		}
+	terminal, err := console.Follow(ctx, t, p)
+	if err != nil {
+		return err
 	}
-	if terminal == nil || terminal.Type != wire.EventTurnCompleted {
+	if terminal.Type != wire.EventTurnCompleted {
 		return fmt.Errorf("the turn did not complete")
 	}
 	return nil

@@ -30,11 +30,7 @@ func runWorker(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	server := conn.URL()
-	if *conn.url == "" && cfg.NATS.URL != "" && getenv("NATS_URL") == "" {
-		server = cfg.NATS.URL
-	}
-	nc, err := conn.connect(server, "turnstream worker", nats.MaxReconnects(-1))
+	nc, err := conn.connect(conn.URLWith(cfg), "turnstream worker", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,9 @@ package provider
 import (
 	"net/http"
 	"time"
+
+	"github.com/turnstream/turnstream/internal/assemble"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // API describes one wire API: its name, what it can serve by default, how
@@ -35,6 +38,34 @@ type API struct {
 	// New builds the API's adapter; nil for an API that config cannot name
 	// (the scripted replay adapter, built from recorded frames).
 	New func(AdapterOptions) (Adapter, error)
+	// Frames reads the API's recorded frames back, for the replay adapter;
+	// nil when its recordings cannot be replayed.
+	Frames func() FrameTranslator
+}
+
+// FrameTranslator turns one call's recorded frames back into operations
+// on an assembler, as the API's adapter reads them live. The replay
+// adapter gives it every frame in order, except a "[DONE]" sentinel, which
+// calls Done.
+type FrameTranslator interface {
+	// Frame translates one frame: its SSE event name ("" when none) and its
+	// data verbatim. It returns a *Failure where the adapter would fail the
+	// stream on this frame (malformed, in-band error).
+	Frame(event string, data []byte) error
+	// Done records the stream's terminal "[DONE]" marker.
+	Done()
+	// Asm is the assembler the frames build.
+	Asm() *assemble.Assembler
+}
+
+// FrameFinalizer is implemented by a FrameTranslator whose adapter applies
+// its own response-level checks once the stream reached its terminal
+// marker (Responses deriving the outcome from the response status, or
+// returning an echo). Without it, the provider-neutral check applies: a
+// normal stop with nothing in it is EMPTY_RESPONSE.
+type FrameFinalizer interface {
+	// Finalize returns the finalized response, or a *Failure.
+	Finalize() (*assemble.Response, error)
 }
 
 // Configurable reports whether config may name the API.
@@ -140,4 +171,13 @@ func Build[A Adapter](newAdapter func(AdapterOptions) (A, error)) func(AdapterOp
 		}
 		return a, nil
 	}
+}
+
+// CheckEmpty is the provider-neutral response check of a finished answer:
+// a normal stop with nothing in it is EMPTY_RESPONSE.
+func CheckEmpty(r *assemble.Response) error {
+	if r.Empty() && (r.FinishReason == wire.FinishStop || r.FinishReason == wire.FinishUnknown) {
+		return Fail(ClassEmpty, "response completed with no content", nil)
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/internal/embedded"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 )
@@ -33,7 +34,16 @@ type Options struct {
 	Config *config.Config
 	// MockLatency is the mock provider's delay per streamed frame.
 	MockLatency time.Duration
-	Log         zerolog.Logger
+	// NewAdapter, with Config, builds every provider's adapter
+	// (worker.Options.NewAdapter). Default: each provider's wire API.
+	NewAdapter worker.AdapterFunc
+	// Clock drives the worker's provider retries (worker.Options.Clock).
+	// Default: the wall clock.
+	Clock provider.Clock
+	// Tools are the tool handlers served, by tool name; an empty map serves
+	// none. Default (nil): the demo tools.
+	Tools map[string]toolworker.Handler
+	Log   zerolog.Logger
 }
 
 // Stack is a running all-in-one turnstream.
@@ -103,13 +113,20 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: s.http})
+	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: s.http, NewAdapter: o.NewAdapter, Clock: o.Clock})
 	if err != nil {
 		return nil, err
 	}
 	s.goRun(&s.work, "worker", func() error { return w.Run(workCtx) })
 
-	tconn, err := s.connect("turnstream demo tools")
+	tools, toolOpts := o.Tools, []toolworker.Option{toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix)}
+	if tools == nil {
+		tools, toolOpts = demotools.Handlers(), append(toolOpts, toolworker.WithIdempotent(demotools.Idempotent()...))
+	}
+	if len(tools) == 0 {
+		return s, nil
+	}
+	tconn, err := s.connect("turnstream tools")
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +134,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	s.goRun(&s.work, "demo tools", func() error {
-		return toolworker.Serve(workCtx, tjs, demotools.Handlers(), toolworker.WithIdempotent(demotools.Idempotent()...), toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix))
-	})
+	s.goRun(&s.work, "tools", func() error { return toolworker.Serve(workCtx, tjs, tools, toolOpts...) })
 	return s, nil
 }
 

@@ -47,19 +47,36 @@ func newAdapter(api provider.API, p config.Provider, key string, hc *http.Client
 	})
 }
 
-// buildRegistry registers one adapter per configured provider, with its
-// models, capabilities and retry policy, and resolves the routes.
-func buildRegistry(cfg *config.Config, hc *http.Client) (*provider.Registry, routeTable, error) {
+// adapterFor builds provider p's adapter: with build when it is set (no
+// key is read), else its wire API's own, with its key.
+func adapterFor(cfg *config.Config, api provider.API, p config.Provider, hc *http.Client, build AdapterFunc) (provider.Adapter, error) {
+	if build != nil {
+		a, err := build(p)
+		if err != nil {
+			return nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+		}
+		return a, nil
+	}
+	key, err := cfg.APIKey(p)
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAdapter(api, p, key, hc)
+	if err != nil {
+		return nil, fmt.Errorf("worker: provider %q: %w", p.Name, err)
+	}
+	return a, nil
+}
+
+// buildRegistry registers one adapter per configured provider (adapterFor),
+// with its models, capabilities and retry policy, and resolves the routes.
+func buildRegistry(cfg *config.Config, hc *http.Client, build AdapterFunc) (*provider.Registry, routeTable, error) {
 	reg := provider.NewRegistry()
 	for _, p := range cfg.Providers {
-		key, err := cfg.APIKey(p)
+		api, _ := apis.Lookup(string(p.API))
+		a, err := adapterFor(cfg, api, p, hc, build)
 		if err != nil {
 			return nil, routeTable{}, err
-		}
-		api, _ := apis.Lookup(string(p.API))
-		a, err := newAdapter(api, p, key, hc)
-		if err != nil {
-			return nil, routeTable{}, fmt.Errorf("worker: provider %q: %w", p.Name, err)
 		}
 		caps := capabilities(api.Capabilities, p.Capabilities)
 		format := p.ToolCallIDFormat

@@ -38,7 +38,14 @@ type Options struct {
 	// Probe, when set, is called at each of the turn.ProbePoints a
 	// delivery passes: crash tests stop the process there.
 	Probe func(point string)
+	// NewAdapter, when set, builds every configured provider's adapter in
+	// place of its wire API's own, and no API key is read: `turnstream
+	// replay` serves recorded provider calls this way. Default nil.
+	NewAdapter AdapterFunc
 }
+
+// AdapterFunc builds the adapter of a configured provider.
+type AdapterFunc func(p config.Provider) (provider.Adapter, error)
 
 // Worker runs turns pulled from the submit stream.
 type Worker struct {
@@ -120,7 +127,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	registry, routes, err := buildRegistry(cfg, o.HTTPClient)
+	registry, routes, err := buildRegistry(cfg, o.HTTPClient, o.NewAdapter)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ var API = provider.API{
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, ReasoningEcho: true},
 	Continuation: provider.ContinueReplay,
 	Replay:       provider.Replay{Native: true, Echo: "reasoning_content"},
+	Frames:       NewFrameTranslator,
 	New:          provider.Build(New),
 }
 

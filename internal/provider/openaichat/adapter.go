@@ -30,6 +30,7 @@ var API = provider.API{
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, StructuredOutput: true},
 	Continuation: provider.ContinueReplay,
 	Replay:       provider.Replay{Native: true},
+	Frames:       NewFrameTranslator,
 	New:          provider.Build(New),
 }
 

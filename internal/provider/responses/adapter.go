@@ -31,6 +31,7 @@ var API = provider.API{
 	Continuation: provider.ContinueDurableCursor,
 	CursorMode:   "responses",
 	Replay:       provider.Replay{Native: true, Echo: EchoName},
+	Frames:       NewFrameTranslator,
 	Settings:     provider.Settings{NonStreaming: true, Store: true},
 	New:          provider.Build(New),
 }
@@ -83,9 +84,6 @@ func (a *Adapter) Stream(ctx context.Context, body []byte, sink provider.Sink) (
 	} else {
 		resp, err = readBody(ctx, res, t, sink)
 	}
-	if resp != nil {
-		resp.Echo = encodeEcho(t.Reasoning())
-	}
 	// The feeders return their failures bare; a sink's error passes as is.
 	if f, ok := err.(*provider.Failure); ok && f.RequestID == "" { //nolint:errorlint // only our own, unwrapped
 		f.RequestID = provider.RequestID(res.HTTP.Header)
@@ -102,12 +100,14 @@ func endFailure(ctx context.Context, res *openaiwire.Response, readErr error, cl
 	return provider.Fail(provider.ClassStreamClosed, closed, nil)
 }
 
-// finalize applies the response-level check: a normal completion with
-// nothing in it is EMPTY_RESPONSE.
+// finalize applies the response-level check (a normal completion with
+// nothing in it is EMPTY_RESPONSE) and keeps the answer's encrypted
+// reasoning as its echo.
 func finalize(t *Translator) (*assemble.Response, error) {
 	r := t.Asm.Response()
 	if r.Empty() && (r.FinishReason == wire.FinishStop || r.FinishReason == wire.FinishUnknown) {
 		return nil, provider.Fail(provider.ClassEmpty, "response completed with no content", nil)
 	}
+	r.Echo = encodeEcho(t.Reasoning())
 	return r, nil
 }

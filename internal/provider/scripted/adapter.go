@@ -213,8 +213,8 @@ func (a *Adapter) replay(ctx context.Context, c *Call, sink provider.Sink) (*ass
 		return r, nil
 	}
 	r := t.Asm().Response()
-	if r.Empty() && (r.FinishReason == wire.FinishStop || r.FinishReason == wire.FinishUnknown) {
-		return nil, diverged(c, provider.Fail(provider.ClassEmpty, "replayed stream completed with no content", nil))
+	if err := provider.CheckEmpty(r); err != nil {
+		return nil, diverged(c, provider.AsFailure(err))
 	}
 	return r, nil
 }
