@@ -30,7 +30,7 @@ var commands = []command{
 	{"worker", "run a production worker against a NATS server", runWorker},
 	{"submit", "submit a turn and stream its answer", runSubmit},
 	{"tap", "print session events live", runTap},
-	{"tools", "serve the demo tools (get_time, calculate) against a NATS server", runTools},
+	{"tools", "serve the demo tools, or the tools of MCP servers (--mcp), against a NATS server", runTools},
 	{"streams", "create or update the streams and consumers", runStreams},
 	{"mockllm", "run the mock OpenAI-compatible provider alone", runMockLLM},
 }
