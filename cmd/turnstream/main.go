@@ -31,7 +31,7 @@ var commands = []command{
 	{"submit", "submit a turn and stream its answer", runSubmit},
 	{"tap", "print session events live", runTap},
 	{"replay", "re-run a recorded turn offline from its raw provider frames and report divergence", runReplay},
-	{"tools", "serve the demo tools (get_time, calculate) against a NATS server", runTools},
+	{"tools", "serve the demo tools, or the tools of MCP servers (--mcp), against a NATS server", runTools},
 	{"streams", "create or update the streams and consumers", runStreams},
 	{"mockllm", "run the mock OpenAI-compatible provider alone", runMockLLM},
 }

@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,23 +22,73 @@ import (
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
+	"github.com/turnstream/turnstream/pkg/toolworker/mcptools"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 func getenv(k string) string { return os.Getenv(k) }
 
 func runTools(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("tools", "[--nats-url URL] [--inbox-prefix P]", "info")
+	f := newFlags("tools", "[--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list]", "info")
 	conn := f.natsFlags(natsURLUsage)
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
+	var mcpSpecs listFlag
+	f.Var(&mcpSpecs, "mcp", "an MCP server whose tools to serve (repeatable): cmd:COMMAND [ARG...] (words split on spaces), "+
+		"an http(s):// streamable HTTP URL, or a YAML mapping such as '{command: ./server, args: [--root, /data], prefix: fs_}'")
+	mcpConfig := f.String("mcp-config", "", "YAML file listing MCP servers (servers: [{name, command, args, env, url, prefix}])")
+	demo := f.Bool("demo", false, "serve the demo tools get_time and calculate (default: when no MCP server is given)")
+	list := f.Bool("list", false, "print the definitions of the tools served, a JSON array for submit --tools, and exit")
 	if err := f.Parse(args); err != nil {
 		return err
+	}
+	if f.NArg() > 0 {
+		return fmt.Errorf("tools: unexpected arguments %q", f.Args())
 	}
 	log, err := f.logger()
 	if err != nil {
 		return err
 	}
-	nc, err := conn.connect(conn.URL(), "turnstream demo tools", nats.MaxReconnects(-1))
+	var sources []mcptools.Source
+	if *mcpConfig != "" {
+		if sources, err = mcptools.LoadConfig(*mcpConfig); err != nil {
+			return err
+		}
+	}
+	for _, spec := range mcpSpecs {
+		src, err := mcptools.ParseSource(spec)
+		if err != nil {
+			return fmt.Errorf("tools: --mcp: %w", err)
+		}
+		sources = append(sources, src)
+	}
+	if !flagSet(f.FlagSet, "demo") {
+		*demo = len(sources) == 0
+	}
+
+	handlers, idempotent, defs := map[string]toolworker.Handler{}, []string{}, []wire.Tool{}
+	if *demo {
+		handlers, idempotent, defs = demotools.Handlers(), demotools.Idempotent(), demotools.Tools()
+	}
+	if len(sources) > 0 {
+		srv, err := mcptools.Start(ctx, sources, mcptools.WithLogger(log), mcptools.WithStderr(os.Stderr),
+			mcptools.WithReserved(slices.Collect(maps.Keys(handlers))...))
+		if err != nil {
+			return err
+		}
+		defer srv.Close() // after Serve has drained
+		maps.Copy(handlers, srv.Handlers())
+		idempotent, defs = append(idempotent, srv.Idempotent()...), append(defs, srv.Tools()...)
+	}
+	if len(handlers) == 0 {
+		return errors.New("tools: nothing to serve: give --mcp or --mcp-config, or leave --demo on")
+	}
+	if *list {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(defs)
+	}
+
+	nc, err := conn.connect(conn.URL(), "turnstream tools", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}
@@ -41,8 +97,26 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Info().Msg("serving get_time and calculate")
-	return toolworker.Serve(ctx, js, demotools.Handlers(), toolworker.WithIdempotent(demotools.Idempotent()...), toolworker.WithLogger(log), toolworker.WithPrefix(*prefix))
+	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(*prefix)}
+	if len(idempotent) > 0 {
+		opts = append(opts, toolworker.WithIdempotent(idempotent...))
+	}
+	names := slices.Sorted(maps.Keys(handlers))
+	log.Info().Strs("tools", names).Msg("serving tools")
+	return toolworker.Serve(ctx, js, handlers, opts...)
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func runStreams(ctx context.Context, args []string, out io.Writer) error {
