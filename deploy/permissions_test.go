@@ -392,8 +392,12 @@ func clientAttempts() []attempt {
 			}
 			return ack.Stream == wire.StreamSubmit, "stored in " + ack.Stream
 		}},
-		{u, "cancel a turn", allowed, func(t *testing.T, m *matrix) (bool, string) {
-			s, err := m.conn("worker").SubscribeSync("turn.cancel.m-client")
+		{u, "cancel a turn, answered by the workers", allowed, func(t *testing.T, m *matrix) (bool, string) {
+			s, err := m.conn("worker").Subscribe("turn.cancel.m-client", func(msg *nats.Msg) {
+				if err := msg.Respond(nil); err != nil {
+					t.Errorf("the worker's answer: %v", err)
+				}
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,13 +405,10 @@ func clientAttempts() []attempt {
 			if err := m.conn("worker").FlushTimeout(wait); err != nil {
 				t.Fatal(err)
 			}
-			if err := m.conn(u).Publish("turn.cancel.m-client", []byte(`{}`)); err != nil {
-				return false, err.Error()
+			if _, err := m.conn(u).Request("turn.cancel.m-client", []byte(`{"turn_id":"t1"}`), wait); err != nil {
+				return false, "no answer from the workers: " + err.Error()
 			}
-			if _, err := s.NextMsg(wait); err != nil {
-				return false, "the workers did not receive it: " + err.Error()
-			}
-			return true, "received by the workers"
+			return true, "received and answered by the workers"
 		}},
 		{u, "follow chunks live", allowed, live("turn.live.chunk.m.t1", "turn.chunk.m.t1")},
 		{u, "follow messages live", allowed, live("turn.live.message.m", "turn.message.m")},

@@ -5,7 +5,8 @@
 // demo, the per-turn writer that publishes chunks, raw provider frames,
 // events, messages and tool calls, the session reader, the tool-result
 // follower, and the worker-only state, where the fleet's call-token key
-// lives (State.CallTokenKey).
+// lives (State.CallTokenKey) and the cancels of turns no worker ran yet are
+// stored (State.StoreCancel, at most MaxStoredCancels per session).
 //
 // A turn's bookkeeping costs a few round trips, whatever the session's
 // length. ReadSession reads a session's log, its TURN_STATE entries and its

@@ -93,6 +93,14 @@ type Delivery struct {
 	// owns it now. Take asks it before it fences any holder; it must
 	// answer the same every time it is asked.
 	Admitted func() error
+	// Cancelled, when set, reports whether a cancel of the turn is stored
+	// (a client asked for it while no delivery ran the turn). It is asked
+	// once the lease is held, before anything of the turn runs: a
+	// cancelled turn ends turn.failed "cancelled" and its provider is
+	// never called. The worker reads it after it made the delivery
+	// cancellable (a cancel that comes later cancels ctx, with
+	// ErrCancelled), so a cancel is never missed between the two.
+	Cancelled func(ctx context.Context) (bool, error)
 }
 
 // Settle is what the worker does with a delivery: its one ack decision.
@@ -191,9 +199,13 @@ func identify(rec *Record, seq uint64) deliveryKind {
 // Deliver runs one delivery to its verdict.
 func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 	req := d.Request
+	// A delivery cancelled by request still reads its session and takes
+	// the lease: it ends the turn under it.
+	hctx, stop := holding(ctx)
+	defer stop()
 	read := d.Look
 	if read == nil {
-		read = func() (Look, error) { return lc.Sessions.Look(ctx, req.SessionID) }
+		read = func() (Look, error) { return lc.Sessions.Look(hctx, req.SessionID) }
 	}
 	look, err := read()
 	if err != nil {
@@ -213,7 +225,7 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 			return v
 		}
 	}
-	held, err := lc.Sessions.Take(ctx, look, req.TurnID, d.Seq, d.Codec, d.admitted())
+	held, err := lc.Sessions.Take(hctx, look, req.TurnID, d.Seq, d.Codec, d.admitted())
 	if err != nil {
 		if errors.Is(err, ErrNotAdmitted) {
 			return Verdict{Settle: SettleLeave, What: "judged_elsewhere", Err: err}
@@ -243,6 +255,12 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		if inLog, ours := held.Ran(req.TurnID, d.Seq); inLog && !ours {
 			return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
 		}
+	}
+	switch cancelled, err := d.cancelled(hctx, ctx); {
+	case err != nil:
+		return Verdict{Settle: SettleRetry, What: "unreadable_cancel", Err: err}
+	case cancelled:
+		return lc.cancelled(ctx, d, held)
 	}
 	if held.Deliveries() > lc.MaxDeliveries {
 		// Every delivery so far died without ending the turn: end it, so
@@ -281,6 +299,49 @@ func (d Delivery) admitted() func() error {
 		}
 		return nil
 	}
+}
+
+// holding is ctx for what a delivery does before it runs the turn (read
+// the session, take the lease): it ends with ctx, unless a cancel by
+// request (ErrCancelled) ended ctx, which the delivery honors once it
+// holds the lease.
+func holding(ctx context.Context) (context.Context, context.CancelFunc) {
+	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if cause := context.Cause(ctx); !errors.Is(cause, ErrCancelled) {
+			cancel(cause)
+		}
+	})
+	return hctx, func() { stop(); cancel(nil) }
+}
+
+// cancelled reports whether the turn is to end cancelled before it runs:
+// ctx was cancelled by request, or a cancel of the turn is stored.
+func (d Delivery) cancelled(hctx, ctx context.Context) (bool, error) {
+	if errors.Is(context.Cause(ctx), ErrCancelled) {
+		return true, nil
+	}
+	if d.Cancelled == nil {
+		return false, nil
+	}
+	ok, err := d.Cancelled(hctx)
+	if errors.Is(context.Cause(ctx), ErrCancelled) {
+		return true, nil // cancelled while the store was read
+	}
+	return ok, err
+}
+
+// cancelled ends a turn cancelled before this delivery ran it (queued
+// behind its session's earlier turn, or between deliveries): turn.failed
+// "cancelled", as a turn cancelled while it runs, with every call a
+// resumed turn left open given an explicit result. Nothing is sent to the
+// provider. The request is acked, as for a turn that ended.
+func (lc *Lifecycle) cancelled(ctx context.Context, d Delivery, held Held) Verdict {
+	v := lc.abort(ctx, d, held, ReasonCancelled)
+	if v.Settle == SettleTerm {
+		v.Settle = SettleAck
+	}
+	return v
 }
 
 // parseRecord decodes the turn's record as read (nil if it has none).

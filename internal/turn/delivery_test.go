@@ -163,6 +163,9 @@ func newSessions() *memSessions {
 }
 
 func (s *memSessions) Look(ctx context.Context, session string) (turn.Look, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.state.mu.Lock()
 	defer s.state.mu.Unlock()
 	return memLook{kv: maps.Clone(s.state.kv), head: s.head, session: session}, nil
@@ -183,6 +186,9 @@ func (l memLook) Head() uint64 { return l.head }
 func (s *memSessions) Take(ctx context.Context, lk turn.Look, turnID string, seq uint64, _ wire.Codec, _ func() error) (turn.Held, error) {
 	if s.takeErr != nil {
 		return nil, s.takeErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -356,6 +362,20 @@ func TestLifecycleOrder(t *testing.T) {
 	}
 }
 
+// leftOpen makes t1 a turn of request 2 that an earlier delivery accepted
+// and left with call c1 open.
+func leftOpen(t *testing.T, s *memSessions) {
+	t.Helper()
+	if err := s.state.Put(context.Background(), turn.RecordKey("s", "t1"), []byte(`{"v":1,"seq":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.log = []wire.Message{
+		{SessionID: "s", TurnID: "t1", Seq: 1, Role: wire.RoleUser, Content: "hi"},
+		{SessionID: "s", TurnID: "t1", Seq: 2, Role: wire.RoleAssistant, Step: 1, FinishReason: wire.FinishToolCalls,
+			ToolCalls: []wire.Call{{ID: "c1", Name: "tool", Arguments: "{}"}}},
+	}
+}
+
 // TestLifecycleExhausted: past MaxDeliveries takes, the turn is failed
 // once, and the call its log left open gets an explicit result.
 func TestLifecycleExhausted(t *testing.T) {
@@ -364,14 +384,7 @@ func TestLifecycleExhausted(t *testing.T) {
 	s.head = 2
 	exec := answer("never")
 	lc := lifecycle(t, exec, s)
-	if err := s.state.Put(ctx, turn.RecordKey("s", "t1"), []byte(`{"v":1,"seq":2}`)); err != nil {
-		t.Fatal(err)
-	}
-	s.log = []wire.Message{
-		{SessionID: "s", TurnID: "t1", Seq: 1, Role: wire.RoleUser, Content: "hi"},
-		{SessionID: "s", TurnID: "t1", Seq: 2, Role: wire.RoleAssistant, Step: 1, FinishReason: wire.FinishToolCalls,
-			ToolCalls: []wire.Call{{ID: "c1", Name: "tool", Arguments: "{}"}}},
-	}
+	leftOpen(t, s)
 	s.takes["t1/2"] = 3 // three deliveries took the lease and died
 	v := lc.Deliver(ctx, delivery(2))
 	if v.Settle != turn.SettleTerm || v.Reason != turn.ReasonExhausted || exec.calls != 0 {
@@ -443,4 +456,87 @@ func TestDispatchRetried(t *testing.T) {
 			t.Errorf("tool message %+v; want the tool's answer", m)
 		}
 	}
+}
+
+// TestLifecycleCancelledBeforeRun: a turn cancelled before a delivery ran
+// it (a cancel stored, or its context cancelled by request while it waited
+// for the lease) ends turn.failed "cancelled" under the lease, once,
+// without a provider call; a resumed turn's open call gets an explicit
+// result. A store that cannot be read hands the request back.
+func TestLifecycleCancelledBeforeRun(t *testing.T) {
+	stored := func(context.Context) (bool, error) { return true, nil }
+	tests := []struct {
+		name      string
+		resumed   bool
+		cancelled func(context.Context) (bool, error)
+		// byRequest cancels the delivery's context with ErrCancelled
+		// before it starts; duringRead while the store is read.
+		byRequest, duringRead bool
+	}{
+		{name: "stored", cancelled: stored},
+		{name: "stored, resumed", resumed: true, cancelled: stored},
+		{name: "cancelled while waiting", byRequest: true},
+		{name: "cancelled while the store is read", duringRead: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSessions()
+			s.head = 2
+			exec := answer("never")
+			lc := lifecycle(t, exec, s)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			d := delivery(2)
+			d.Cancelled = tt.cancelled
+			if tt.duringRead {
+				d.Cancelled = func(context.Context) (bool, error) {
+					cancel(turn.ErrCancelled)
+					return false, context.Canceled
+				}
+			}
+			if tt.byRequest {
+				cancel(turn.ErrCancelled)
+			}
+			if tt.resumed {
+				leftOpen(t, s)
+			}
+			v := lc.Deliver(ctx, d)
+			v.Finish(ctx)
+			if v.Settle != turn.SettleAck || v.What != wire.EventTurnFailed || v.Reason != turn.ReasonCancelled {
+				t.Fatalf("Deliver() = %+v; want ack, %s, %s", v, wire.EventTurnFailed, turn.ReasonCancelled)
+			}
+			if exec.calls != 0 || s.terminals["t1"] != 1 || s.released != 1 {
+				t.Errorf("provider calls %d, terminals %d, released %d; want 0, 1, 1", exec.calls, s.terminals["t1"], s.released)
+			}
+			for _, ev := range s.writer.events {
+				switch {
+				case ev.Type == wire.EventTurnFailed && ev.Payload["reason"] == turn.ReasonCancelled:
+				case ev.Type == wire.EventToolRepaired && tt.resumed: // the open call closed
+				default:
+					t.Errorf("event %s %v; want only turn.failed cancelled (and a resumed turn's repairs)", ev.Type, ev.Payload)
+				}
+			}
+			if rec := record(t, s); rec.Seq != 2 || rec.End == nil || rec.End.Type != wire.EventTurnFailed {
+				t.Errorf("record = %+v; want seq 2, ended failed", rec)
+			}
+			if tt.resumed {
+				last := s.log[len(s.log)-1]
+				if last.Role != wire.RoleTool || last.ToolCallID != "c1" || !last.IsError || !last.Synthesized {
+					t.Errorf("last message = %+v; want a synthesized error result for c1", last)
+				}
+			}
+		})
+	}
+
+	t.Run("unreadable store", func(t *testing.T) {
+		s := newSessions()
+		s.head = 2
+		exec := answer("never")
+		d := delivery(2)
+		d.Cancelled = func(context.Context) (bool, error) { return false, errors.New("nats: timeout") }
+		v := lifecycle(t, exec, s).Deliver(context.Background(), d)
+		if v.Settle != turn.SettleRetry || exec.calls != 0 || s.terminals["t1"] != 0 {
+			t.Errorf("Deliver() = %+v (provider calls %d); want retry, no call, no terminal", v, exec.calls)
+		}
+	})
 }

@@ -22,6 +22,11 @@
 // value. Tool results are redacted of credentials, then cut to the
 // configured maximum and to one record, with a marker the model reads.
 //
+// A turn cancelled before a delivery ran it (Delivery.Cancelled, or its
+// context cancelled with ErrCancelled while it waited for the lease) ends
+// turn.failed "cancelled" under the lease, without a provider call, like a
+// turn cancelled while it runs.
+//
 // The loop is a state machine over the durable session log: everything a
 // step decides is derived from finalized messages, so a turn redelivered to
 // another worker resumes where the last one stopped instead of starting

@@ -219,7 +219,11 @@ func (l *Loop) Abort(ctx context.Context, in Input, reason string) Outcome {
 	r := l.newRun(in)
 	st := history.StateOf(r.msgs, r.req.TurnID)
 	if pending := st.Pending(); len(pending) > 0 {
-		if err := r.closeCalls(ctx, st, pending, "not completed: the turn failed ("+reason+")"); err != nil {
+		why := "not completed: the turn failed (" + reason + ")"
+		if reason == ReasonCancelled {
+			why = cancelledCall
+		}
+		if err := r.closeCalls(ctx, st, pending, why); err != nil {
 			r.log.Warn().Err(err).Msg("calls left open by an aborted turn not closed")
 		}
 	}
@@ -400,6 +404,10 @@ func (r *run) exceeded(ctx context.Context, budget string) Outcome {
 	return r.say(wctx, st.Steps, budgetMessage(budget, r.budgets), wire.EventTurnFailed, ReasonBudget, Payload{"budget": budget})
 }
 
+// cancelledCall is the result a cancelled turn gives each call it left
+// open.
+const cancelledCall = "cancelled: the turn was cancelled before this tool call returned"
+
 // interrupted handles an error that stopped the loop: a cancellation or a
 // spent wall clock ends the turn; anything else leaves it to be resumed.
 func (r *run) interrupted(ctx context.Context, err error) Outcome {
@@ -411,7 +419,7 @@ func (r *run) interrupted(ctx context.Context, err error) Outcome {
 		if pending := st.Pending(); len(pending) > 0 {
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 			defer cancel()
-			if err := r.closeCalls(wctx, st, pending, "cancelled: the turn was cancelled before this tool call returned"); err != nil {
+			if err := r.closeCalls(wctx, st, pending, cancelledCall); err != nil {
 				return Outcome{Err: err}
 			}
 		}

@@ -3,8 +3,10 @@ package worker
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -51,8 +53,20 @@ func (c *cancels) cancel(session, turnID string) int {
 	return n
 }
 
-// handleCancel is the core NATS handler of the cancel subjects.
-func (w *Worker) handleCancel(m *nats.Msg) {
+// cancelStoreTimeout bounds how long the cancel handler tries to store a
+// cancel.
+const cancelStoreTimeout = 10 * time.Second
+
+// handleCancel is the core NATS handler of the cancel subjects. Every
+// worker receives every cancel (no queue group): the one running the turn
+// stops it at once, and each stores a cancel that names a turn (the first
+// write wins; the others find it stored), so a delivery that runs later
+// honors it (storedCancel). It then looks at its running turns again: a
+// delivery made cancellable after the first look read the stored cancels
+// before they held this one, and is cancelled now; one made cancellable
+// after the second look reads them after, and finds it. A cancel sent as a
+// request is answered once stored (wire.Cancel).
+func (w *Worker) handleCancel(ctx context.Context, m *nats.Msg) {
 	session := w.subjects.SessionOf(m.Subject)
 	if !wire.ValidToken(session) {
 		return
@@ -64,7 +78,73 @@ func (w *Worker) handleCancel(m *nats.Msg) {
 			return
 		}
 	}
-	if n := w.cancels.cancel(session, req.TurnID); n > 0 {
+	if req.TurnID != "" && !wire.ValidToken(req.TurnID) {
+		w.log.Warn().Str("session_id", session).Msg("ignoring a cancel request with an invalid turn id")
+		return
+	}
+	n := w.cancels.cancel(session, req.TurnID)
+	var stored error
+	if req.TurnID != "" {
+		sctx, cancel := context.WithTimeout(ctx, cancelStoreTimeout)
+		stored = w.state.StoreCancel(sctx, session, req.TurnID)
+		cancel()
+		if stored != nil {
+			w.log.Error().Err(stored).Str("session_id", session).Str("turn_id", req.TurnID).Msg("cancel not stored")
+		}
+		n = w.cancels.cancel(session, req.TurnID)
+	}
+	if n > 0 {
 		w.log.Info().Str("session_id", session).Str("turn_id", req.TurnID).Int("turns", n).Msg("turn cancelled by request")
+	}
+	if m.Reply == "" {
+		return
+	}
+	answer := &nats.Msg{Subject: m.Reply}
+	if stored != nil {
+		answer.Header = nats.Header{wire.HeaderCancelError: {wire.CancelNotStored}}
+	}
+	if err := m.RespondMsg(answer); err != nil {
+		w.log.Warn().Err(err).Str("session_id", session).Msg("cancel not answered")
+	}
+}
+
+// storedCancel starts reading whether a cancel of session's turn is
+// stored, and returns how the delivery asks for the answer
+// (turn.Delivery.Cancelled). The worker reads it once, after the delivery
+// is registered in w.cancels: what is stored later reaches the delivery by
+// its cancel function (handleCancel). The read runs while the lease is
+// taken; only the delivery's goroutine asks for it.
+func (w *Worker) storedCancel(ctx context.Context, session, turnID string) func(context.Context) (bool, error) {
+	type answer struct {
+		ok  bool
+		err error
+	}
+	read := make(chan answer, 1)
+	go func() {
+		ok, err := w.state.Cancelled(ctx, session, turnID)
+		read <- answer{ok, err}
+	}()
+	var got *answer
+	return func(ctx context.Context) (bool, error) {
+		if got == nil {
+			select {
+			case a := <-read:
+				got = &a
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+		return got.ok, got.err
+	}
+}
+
+// forgetCancel removes a stored cancel of a turn that ended cancelled. A
+// cancel left behind is harmless (its turn never runs again) and bounded
+// (bus.MaxStoredCancels): a failure is only logged.
+func (w *Worker) forgetCancel(ctx context.Context, session, turnID string, log zerolog.Logger) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelStoreTimeout)
+	defer cancel()
+	if err := w.state.ForgetCancel(fctx, session, turnID); err != nil {
+		log.Warn().Err(err).Msg("stored cancel not removed")
 	}
 }

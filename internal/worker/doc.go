@@ -2,7 +2,8 @@
 // shared durable consumer in batches sized to its free concurrency, decides
 // once per delivery whether to ack, nak or terminate, keeps long turns alive
 // with heartbeats (one loop for all of them), starts a session's turns in submission order and never
-// overlaps them, routes cancel requests to running turns, and drains
+// overlaps them, routes cancel requests to running turns and stores them
+// for turns not running (see below), and drains
 // gracefully: stop taking work, let in-flight turns finish within a
 // deadline, hand the rest back for another worker to resume.
 //
@@ -17,6 +18,19 @@
 // delivery died while decoding it (reason "poison"), with large requests
 // decoding a few at a time; a panic while decoding rejects the request and a
 // panic in a turn fails it, so no request can crash every worker in turn.
+//
+// Cancels are durable. Every worker subscribes to the cancel subjects (no
+// queue group), so a cancel reaches the worker running its turn, which
+// stops it; each worker also stores a cancel that names a turn
+// (bus.State.StoreCancel: a bounded list per session in TURN_STATE, the
+// first write wins) and answers a cancel sent as a request once it is
+// stored. A delivery registers its cancel function, then reads the stored
+// cancels (in parallel with the lease take: no added wait), and a cancelled
+// turn ends turn.failed "cancelled" under its lease before any provider
+// call (turn.Delivery.Cancelled). A handler looks for running turns again
+// after its store, so a cancel that a delivery's read missed finds its
+// registration. A turn that ends cancelled removes its stored cancel; a
+// cancel without a turn id stops running turns only and is not stored.
 //
 // Turn decisions live in internal/turn and NATS details in internal/bus;
 // this package wires them and owns every message's disposition.

@@ -67,10 +67,12 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 	}
 	log = log.With().Str("session_id", req.SessionID).Str("turn_id", req.TurnID).Logger()
 
-	// A cancel may come while the turn starts: register first.
+	// A cancel may come while the turn starts: register first, then read
+	// the stored cancels (see handleCancel).
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer w.cancels.add(session, req.TurnID, cancel)()
+	cancelled := w.storedCancel(ctx, session, req.TurnID)
 
 	d := turn.Delivery{
 		Request: req, Codec: codec, Seq: meta.Sequence.Stream,
@@ -83,7 +85,8 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 			r := <-looked
 			return r.look, r.err
 		},
-		Admitted: admitted,
+		Admitted:  admitted,
+		Cancelled: cancelled,
 	}
 	// Registered before the first look at the session's order, so the
 	// release of the turn it waits for cannot slip past unseen.
@@ -102,6 +105,11 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		d.Waits++
 		d.Look = nil // read again, after the wait
 		v = w.turns.Deliver(turnCtx, d)
+	}
+	if v.Settle == turn.SettleAck && v.Reason == turn.ReasonCancelled {
+		// The turn ended cancelled: its stored cancel, if any, is spent
+		// (removed last, not to hold the session's next turn).
+		defer w.forgetCancel(ctx, session, req.TurnID, log)
 	}
 	defer v.Finish(ctx) // after the one ack decision below
 	ev := log.Info()

@@ -182,7 +182,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: consumer: %w", err)
 	}
-	sub, err := w.nc.Subscribe(w.subjects.Cancel("*"), w.handleCancel)
+	// Cancels are stored while the worker drains too: another worker
+	// honors them.
+	cancelCtx := context.WithoutCancel(ctx)
+	sub, err := w.nc.Subscribe(w.subjects.Cancel("*"), func(m *nats.Msg) { w.handleCancel(cancelCtx, m) })
 	if err != nil {
 		return fmt.Errorf("worker: cancel subscription: %w", err)
 	}

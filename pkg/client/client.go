@@ -15,8 +15,8 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// cancelFlushTimeout bounds the flush of Cancel, and that of a new Turn's
-// subscriptions, when ctx has no deadline.
+// cancelFlushTimeout bounds Cancel's wait for a worker's answer, and the
+// flush of a new Turn's subscriptions, when ctx has no deadline.
 const cancelFlushTimeout = 10 * time.Second
 
 // Client submits, follows and cancels turns. It is safe for concurrent use.
@@ -139,11 +139,19 @@ func (c *Client) Resume(ctx context.Context, session, turn string, after Positio
 	return c.follow(ctx, session, turn, after)
 }
 
-// Cancel asks the workers to stop turn of session, with a core NATS publish
-// of wire.Cancel on the session's cancel subject. An empty turn cancels
-// whichever turn of the session is running. Cancel returns once the server
-// has the message (it flushes the connection, within ctx's deadline or 10s);
-// it does not wait for the turn to end: follow it for the terminal event.
+// Cancel asks the workers to stop turn of session: a core NATS request
+// of wire.Cancel on the session's cancel subject. A cancel of a named turn
+// is durable: the worker running the turn stops it, and one that is not
+// running yet (queued behind the session's earlier turn, between
+// deliveries, not yet picked up) ends turn.failed "cancelled" when a
+// worker picks it up, without calling its provider. An empty turn cancels
+// whichever turns of the session are running, and nothing else.
+//
+// Cancel returns once a worker answered that it stored the cancel (for an
+// empty turn: that it got it), within ctx's deadline or 10s. It fails
+// wrapping ErrNoWorkers when no worker listens (the cancel is lost), and
+// ErrCancelNotStored when the worker could not store it. It does not wait
+// for the turn to end: follow it for the terminal event.
 func (c *Client) Cancel(ctx context.Context, session, turn string) error {
 	if !wire.ValidToken(session) {
 		return invalidToken(wire.ReasonInvalidSessionID, "session_id")
@@ -160,16 +168,19 @@ func (c *Client) Cancel(ctx context.Context, session, turn string) error {
 		Data:    data,
 		Header:  nats.Header{wire.HeaderContentType: {c.codec.ContentType()}},
 	}
-	if err := c.nc.PublishMsg(m); err != nil {
-		return fmt.Errorf("client: cancel %s: %w", session, err)
-	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cancelFlushTimeout)
 		defer cancel()
 	}
-	if err := c.nc.FlushWithContext(ctx); err != nil {
+	answer, err := c.nc.RequestMsgWithContext(ctx, m)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("client: cancel %s: %w", session, ErrNoWorkers)
+	case err != nil:
 		return fmt.Errorf("client: cancel %s: %w", session, err)
+	case answer.Header.Get(wire.HeaderCancelError) != "":
+		return fmt.Errorf("client: cancel %s: %w", session, ErrCancelNotStored)
 	}
 	return nil
 }

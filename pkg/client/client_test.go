@@ -463,24 +463,61 @@ func TestCancel(t *testing.T) {
 				t.Fatalf("Flush() = %v; want nil", err)
 			}
 
+			got := make(chan *nats.Msg, 1)
+			go func() {
+				m, err := sub.NextMsgWithContext(ctx)
+				if err != nil {
+					t.Errorf("NextMsg(%s) = %v; want the cancel", tt.subject, err)
+					close(got)
+					return
+				}
+				got <- m
+				if err := m.Respond(nil); err != nil { // a worker's answer
+					t.Errorf("Respond() = %v", err)
+				}
+			}()
 			if err := c.Cancel(ctx, "s1", tt.turn); err != nil {
 				t.Fatalf("Cancel(s1, %q) = %v; want nil", tt.turn, err)
 			}
-			m, err := sub.NextMsgWithContext(ctx)
-			if err != nil {
-				t.Fatalf("NextMsg(%s) = %v; want the cancel", tt.subject, err)
+			m := <-got
+			if m == nil {
+				t.FailNow()
 			}
 			if got := m.Header.Get(wire.HeaderContentType); got != tt.codec.ContentType() {
 				t.Errorf("cancel %s = %q; want %q", wire.HeaderContentType, got, tt.codec.ContentType())
 			}
-			var got wire.Cancel
-			if err := wire.Decode(m.Header.Get(wire.HeaderContentType), m.Data, &got); err != nil {
+			var req wire.Cancel
+			if err := wire.Decode(m.Header.Get(wire.HeaderContentType), m.Data, &req); err != nil {
 				t.Fatalf("Decode(cancel) = %v; want nil", err)
 			}
-			if got.TurnID != tt.turn {
-				t.Errorf("Cancel(s1, %q) published turn_id %q; want %q", tt.turn, got.TurnID, tt.turn)
+			if req.TurnID != tt.turn {
+				t.Errorf("Cancel(s1, %q) published turn_id %q; want %q", tt.turn, req.TurnID, tt.turn)
 			}
 		})
+	}
+}
+
+// TestCancelUnanswered: a cancel that no worker receives, or that the
+// worker could not store, is an error.
+func TestCancelUnanswered(t *testing.T) {
+	e := start(t)
+	ctx := testContext(t)
+	c := newClient(t, e)
+	if err := c.Cancel(ctx, "nobody", "t1"); !errors.Is(err, client.ErrNoWorkers) {
+		t.Errorf("Cancel() with no worker listening = %v; want ErrNoWorkers", err)
+	}
+	sub, err := e.nc.Subscribe("turn.cancel.sick", func(m *nats.Msg) {
+		_ = m.RespondMsg(&nats.Msg{Subject: m.Reply, Header: nats.Header{wire.HeaderCancelError: {wire.CancelNotStored}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := e.nc.FlushWithContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctx, "sick", "t1"); !errors.Is(err, client.ErrCancelNotStored) {
+		t.Errorf("Cancel() answered not stored = %v; want ErrCancelNotStored", err)
 	}
 }
 

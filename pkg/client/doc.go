@@ -1,10 +1,11 @@
 // Package client is the Go client of turnstream: it submits a turn, follows
 // its chunks, finalized messages and audit events until the terminal event,
-// resumes following a turn mid-way (or after it ended), and cancels a
-// running turn.
+// resumes following a turn mid-way (or after it ended), and cancels a turn,
+// running or not yet run.
 //
 // A Client publishes TurnRequests on the submit subject with JetStream
-// (deduplicated by turn id) and Cancels with core NATS. A Turn merges the
+// (deduplicated by turn id) and Cancels with core NATS requests, answered
+// by the workers once the cancel is stored. A Turn merges the
 // turn's records of TURN_CHUNKS, TURN_MESSAGES and TURN_EVENTS in arrival
 // order, keeping only those of its turn; it ends after the terminal event
 // and every chunk and message stored before it.

@@ -47,6 +47,10 @@ const (
 	// large to copy whole with its headers: its value is the request's full
 	// size in bytes, and the body holds its first bytes.
 	HeaderDeadTruncated = "Turn-Dead-Truncated"
+	// HeaderCancelError is set on a worker's answer to a Cancel sent as a
+	// request when the worker could not store the cancel; its value is
+	// CancelNotStored. An answer without it confirms the cancel.
+	HeaderCancelError = "Turn-Cancel-Error"
 )
 
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
