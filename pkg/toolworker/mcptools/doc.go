@@ -48,7 +48,10 @@
 // from the server (an unknown tool, arguments the server refused) is an
 // error result quoting the server's message. A content over
 // WithMaxContentBytes (1 MiB) is cut with wire.TruncateContent's marker,
-// and toolworker cuts it further to the NATS server's max payload.
+// and toolworker cuts it further to the NATS server's max payload. An
+// answer past 16 MiB (the SDK's bound on a stdio frame or a server-sent
+// event, which a URL server's JSON responses get too) fails the
+// connection: the call is answered as one whose server stopped.
 //
 // # Restarts
 //

@@ -41,8 +41,9 @@ type server struct {
 	o      *options
 	log    zerolog.Logger
 	client *mcp.Client
-	// http is the HTTP client of a URL source, nil for a command; its
-	// idle connections are closed when the server stops.
+	// http is the HTTP client of a URL source, nil for a command, its
+	// responses bounded (boundedTransport); its idle connections are
+	// closed when the server stops.
 	http *http.Client
 
 	mu  sync.Mutex
@@ -65,7 +66,7 @@ func newServer(src Source, o *options) *server {
 	}
 	if src.URL != "" {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		s.http = &http.Client{Transport: tr}
+		s.http = &http.Client{Transport: boundedTransport{tr}}
 	}
 	return s
 }
