@@ -62,7 +62,8 @@
 // logged. A call in flight when its server stopped is answered at once
 // with the error result ServerStoppedContent ("tool outcome unknown") and
 // is not sent again, since it may have taken effect; its claim records
-// that answer. A call that found the connection closing before it was
+// that answer. An answer that cannot be read is answered
+// UnreadableContent, and the server, still answering pings, is kept. A call that found the connection closing before it was
 // written goes to the next session. Calls arriving while a server
 // restarts wait for it within their deadline.
 //

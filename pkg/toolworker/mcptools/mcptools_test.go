@@ -279,3 +279,43 @@ func TestHTTPResponseBounded(t *testing.T) {
 		t.Errorf("the tool worker read %d MiB of the answer; want it to stop at its bound", n>>20)
 	}
 }
+
+// TestUnreadableAnswer has a streamable HTTP server answer a call with a
+// result the SDK cannot decode (a content block of an unknown type): the
+// call is answered tool outcome unknown, and the server's session, which
+// is fine, is not torn down: the next call runs on it.
+func TestUnreadableAnswer(t *testing.T) {
+	e := newEnv(t)
+	mcpServer := newTestServer(ledgerPath(t))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpServer }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var call struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &call) != nil || call.Params.Name != "fail" {
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(call.ID)+`,"result":{"content":[{"type":"hologram"}]}}`)
+	}))
+	t.Cleanup(hs.Close)
+
+	s := e.start(t, []mcptools.Source{{URL: hs.URL}})
+	e.serve(t, s)
+	r := e.follow(t)
+	if got := e.call(t, r, newCall("fail", "c1", `{}`)); !got.IsError || !strings.HasPrefix(got.Content, "error: tool outcome unknown") {
+		t.Errorf("fail with an unreadable answer = %q, is_error %v; want tool outcome unknown, is_error", got.Content, got.IsError)
+	}
+	if got := e.call(t, r, newCall("echo", "c2", `{"text":"still here"}`)); got.Content != "still here" {
+		t.Errorf("echo after an unreadable answer = %q; want still here", got.Content)
+	}
+	if e.logs.contains("MCP server stopped") {
+		t.Error("an unreadable answer stopped the server")
+	}
+}
