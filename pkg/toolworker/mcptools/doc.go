@@ -48,7 +48,10 @@
 // from the server (an unknown tool, arguments the server refused) is an
 // error result quoting the server's message. A content over
 // WithMaxContentBytes (1 MiB) is cut with wire.TruncateContent's marker,
-// and toolworker cuts it further to the NATS server's max payload.
+// and toolworker cuts it further to the NATS server's max payload. An
+// answer past 16 MiB (the SDK's bound on a stdio frame or a server-sent
+// event, which a URL server's JSON responses get too) fails the
+// connection: the call is answered as one whose server stopped.
 //
 // # Restarts
 //
@@ -59,7 +62,8 @@
 // logged. A call in flight when its server stopped is answered at once
 // with the error result ServerStoppedContent ("tool outcome unknown") and
 // is not sent again, since it may have taken effect; its claim records
-// that answer. A call that found the connection closing before it was
+// that answer. An answer that cannot be read is answered
+// UnreadableContent, and the server, still answering pings, is kept. A call that found the connection closing before it was
 // written goes to the next session. Calls arriving while a server
 // restarts wait for it within their deadline.
 //

@@ -1,11 +1,15 @@
 package mcptools_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -224,5 +228,94 @@ func TestStartFails(t *testing.T) {
 	_, err = mcptools.Start(ctx, nil)
 	if !errors.Is(err, mcptools.ErrInvalidSource) {
 		t.Errorf("Start(no sources) = %v; want ErrInvalidSource", err)
+	}
+}
+
+// TestHTTPResponseBounded has a streamable HTTP server answer tools/call
+// with a JSON body far larger than any result: the tool worker stops
+// reading it at a bound, answers tool outcome unknown, and the server
+// cannot make it read (and hold) the whole body.
+func TestHTTPResponseBounded(t *testing.T) {
+	e := newEnv(t)
+	mcpServer := newTestServer(ledgerPath(t))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpServer }, nil)
+	const bodyBytes = 96 << 20
+	var written atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var call struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &call) != nil || call.Method != "tools/call" {
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		head := `{"jsonrpc":"2.0","id":` + string(call.ID) + `,"result":{"content":[{"type":"text","text":"`
+		tail := `"}]}}`
+		n, err := io.WriteString(w, head)
+		written.Add(int64(n))
+		block := bytes.Repeat([]byte("a"), 64<<10)
+		for sent := 0; err == nil && sent < bodyBytes; sent += len(block) {
+			n, err = w.Write(block)
+			written.Add(int64(n))
+		}
+		if err == nil {
+			_, _ = io.WriteString(w, tail)
+		}
+	}))
+	t.Cleanup(hs.Close)
+
+	s := e.start(t, []mcptools.Source{{URL: hs.URL}})
+	e.serve(t, s)
+	r := e.follow(t)
+	got := e.call(t, r, newCall("echo", "c1", `{"text":"huge"}`))
+	if got.Content != mcptools.ServerStoppedContent || !got.IsError {
+		t.Errorf("echo with a %d MiB answer = %.80q…, is_error %v; want %q, is_error", bodyBytes>>20, got.Content, got.IsError, mcptools.ServerStoppedContent)
+	}
+	if n := written.Load(); n >= bodyBytes*2/3 {
+		t.Errorf("the tool worker read %d MiB of the answer; want it to stop at its bound", n>>20)
+	}
+}
+
+// TestUnreadableAnswer has a streamable HTTP server answer a call with a
+// result the SDK cannot decode (a content block of an unknown type): the
+// call is answered tool outcome unknown, and the server's session, which
+// is fine, is not torn down: the next call runs on it.
+func TestUnreadableAnswer(t *testing.T) {
+	e := newEnv(t)
+	mcpServer := newTestServer(ledgerPath(t))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpServer }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var call struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &call) != nil || call.Params.Name != "fail" {
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(call.ID)+`,"result":{"content":[{"type":"hologram"}]}}`)
+	}))
+	t.Cleanup(hs.Close)
+
+	s := e.start(t, []mcptools.Source{{URL: hs.URL}})
+	e.serve(t, s)
+	r := e.follow(t)
+	if got := e.call(t, r, newCall("fail", "c1", `{}`)); !got.IsError || !strings.HasPrefix(got.Content, "error: tool outcome unknown") {
+		t.Errorf("fail with an unreadable answer = %q, is_error %v; want tool outcome unknown, is_error", got.Content, got.IsError)
+	}
+	if got := e.call(t, r, newCall("echo", "c2", `{"text":"still here"}`)); got.Content != "still here" {
+		t.Errorf("echo after an unreadable answer = %q; want still here", got.Content)
+	}
+	if e.logs.contains("MCP server stopped") {
+		t.Error("an unreadable answer stopped the server")
 	}
 }

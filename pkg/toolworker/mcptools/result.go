@@ -17,6 +17,11 @@ import (
 // in flight. The call is not sent again: it may have taken effect.
 const ServerStoppedContent = "error: tool outcome unknown: the MCP server serving this tool stopped during the call and is being restarted; the call may or may not have taken effect"
 
+// UnreadableContent is the content of the error result of a call whose
+// MCP server answered with a result that could not be read (not a valid
+// tools/call result). The server ran the call: it is not sent again.
+const UnreadableContent = "error: tool outcome unknown: the MCP server's answer to this call could not be read; the call may or may not have taken effect"
+
 // NotSentContent is the content of the error result of a call that
 // found its MCP server's connection closing each time it was to be sent:
 // the call did not run.

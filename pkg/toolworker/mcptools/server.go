@@ -41,8 +41,9 @@ type server struct {
 	o      *options
 	log    zerolog.Logger
 	client *mcp.Client
-	// http is the HTTP client of a URL source, nil for a command; its
-	// idle connections are closed when the server stops.
+	// http is the HTTP client of a URL source, nil for a command, its
+	// responses bounded (boundedTransport); its idle connections are
+	// closed when the server stops.
 	http *http.Client
 
 	mu  sync.Mutex
@@ -65,7 +66,7 @@ func newServer(src Source, o *options) *server {
 	}
 	if src.URL != "" {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		s.http = &http.Client{Transport: tr}
+		s.http = &http.Client{Transport: boundedTransport{tr}}
 	}
 	return s
 }
@@ -277,9 +278,14 @@ func (s *server) handler(mcpName string) toolworker.Handler {
 				content, _, _ := wire.TruncateContent("error: the MCP server refused the call: "+rpcErr.Message, s.o.maxContentBytes)
 				return toolworker.Result{Content: content, IsError: true}, nil
 			}
-			// The connection broke with the call in flight: the server
-			// may have run it. Answered, never sent again; the session is
-			// replaced.
+			// The server may have run the call: answered, never sent
+			// again. An answer that did not decode leaves the session
+			// answering pings: it is kept. Otherwise the connection broke
+			// with the call in flight, and the session is replaced.
+			if sess.cs.Ping(ctx, nil) == nil {
+				log.Warn().Err(err).Msg("the MCP server's answer to the call could not be read; answering tool outcome unknown")
+				return toolworker.Result{Content: UnreadableContent, IsError: true}, nil
+			}
 			sess.fail()
 			log.Warn().Err(err).Msg("the MCP server stopped during the call; answering tool outcome unknown")
 			return toolworker.Result{Content: ServerStoppedContent, IsError: true}, nil
