@@ -56,6 +56,13 @@ func Load(ctx context.Context, js jetstream.JetStream, subjects wire.Subjects, s
 	return frames, chunks, nil
 }
 
+// readIdle bounds the wait for the next record of a read.
+var readIdle = 10 * time.Second
+
+// ErrExpired: records a read was due were no longer stored when it came
+// to them.
+var ErrExpired = errors.New("the records expired while they were read")
+
 // read calls each with every record of subject in stream, in order, up to
 // the last one stored when it starts (none: no call).
 func read(ctx context.Context, js jetstream.JetStream, stream, subject, what string, each func(jetstream.Msg) error) error {
@@ -85,10 +92,17 @@ func read(ctx context.Context, js jetstream.JetStream, stream, subject, what str
 	defer drop(ctx, js, cons)
 	defer it.Stop()
 	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
+		// Records due may expire while they are read (TURN_RAW keeps them
+		// briefly): a read that waits readIdle for the next one gives up.
+		nctx, cancel := context.WithTimeout(ctx, readIdle)
+		m, err := it.Next(jetstream.NextContext(nctx))
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if nctx.Err() != nil {
+				return fmt.Errorf("scripted: read %s log: no record for %s while %s sequence %d was due: %w", what, readIdle, stream, last.Sequence, ErrExpired)
 			}
 			return fmt.Errorf("scripted: read %s log: %w", what, err)
 		}
