@@ -29,8 +29,8 @@ func NewMessagesStreamID(id, model string) *MessagesStream {
 	return &MessagesStream{id: id, model: model}
 }
 
-// event appends one event of type typ with fields.
-func (s *MessagesStream) event(typ string, fields map[string]any) *MessagesStream {
+// Event appends one event of type typ with fields (its "type" set to typ).
+func (s *MessagesStream) Event(typ string, fields map[string]any) *MessagesStream {
 	fields["type"] = typ
 	b, _ := json.Marshal(fields) // plain values: cannot fail
 	s.frames = append(s.frames, Frame{Event: typ, Data: string(b)})
@@ -64,48 +64,51 @@ var pingFrame = Frame{Event: "ping", Data: `{"type": "ping"}`}
 // stall of pings.
 const PingKeepAlive = "event: ping\ndata: {\"type\": \"ping\"}\n\n"
 
-// block starts a content block, returning its index.
-func (s *MessagesStream) block(content map[string]any) int {
+// Start starts a content block (content_block_start) at the next index,
+// and returns the index.
+func (s *MessagesStream) Start(block map[string]any) int {
 	i := s.next
 	s.next++
-	s.event("content_block_start", map[string]any{"index": i, "content_block": content})
+	s.Event("content_block_start", map[string]any{"index": i, "content_block": block})
 	return i
 }
 
-func (s *MessagesStream) delta(i int, delta map[string]any) {
-	s.event("content_block_delta", map[string]any{"index": i, "delta": delta})
+// Delta appends a content_block_delta for the block at index i.
+func (s *MessagesStream) Delta(i int, delta map[string]any) *MessagesStream {
+	return s.Event("content_block_delta", map[string]any{"index": i, "delta": delta})
 }
 
-func (s *MessagesStream) stop(i int) *MessagesStream {
-	return s.event("content_block_stop", map[string]any{"index": i})
+// End stops the block at index i (content_block_stop).
+func (s *MessagesStream) End(i int) *MessagesStream {
+	return s.Event("content_block_stop", map[string]any{"index": i})
 }
 
 // Text adds a text block, streamed one word per text_delta.
 func (s *MessagesStream) Text(text string) *MessagesStream {
-	i := s.block(map[string]any{"type": "text", "text": ""})
+	i := s.Start(map[string]any{"type": "text", "text": ""})
 	for _, w := range Words(text) {
-		s.delta(i, map[string]any{"type": "text_delta", "text": w})
+		s.Delta(i, map[string]any{"type": "text_delta", "text": w})
 	}
-	return s.stop(i)
+	return s.End(i)
 }
 
 // Thinking adds a thinking block, streamed one word per thinking_delta,
 // then its signature in a signature_delta (none when signature is empty).
 func (s *MessagesStream) Thinking(text, signature string) *MessagesStream {
-	i := s.block(map[string]any{"type": "thinking", "thinking": "", "signature": ""})
+	i := s.Start(map[string]any{"type": "thinking", "thinking": "", "signature": ""})
 	for _, w := range Words(text) {
-		s.delta(i, map[string]any{"type": "thinking_delta", "thinking": w})
+		s.Delta(i, map[string]any{"type": "thinking_delta", "thinking": w})
 	}
 	if signature != "" {
-		s.delta(i, map[string]any{"type": "signature_delta", "signature": signature})
+		s.Delta(i, map[string]any{"type": "signature_delta", "signature": signature})
 	}
-	return s.stop(i)
+	return s.End(i)
 }
 
 // RedactedThinking adds a redacted_thinking block: its data, whole, in
 // its start.
 func (s *MessagesStream) RedactedThinking(data string) *MessagesStream {
-	return s.stop(s.block(map[string]any{"type": "redacted_thinking", "data": data}))
+	return s.End(s.Start(map[string]any{"type": "redacted_thinking", "data": data}))
 }
 
 // ToolUse adds a tool_use block per call, one after the other as
@@ -115,11 +118,11 @@ func (s *MessagesStream) RedactedThinking(data string) *MessagesStream {
 // UTF-8 sequence).
 func (s *MessagesStream) ToolUse(split int, calls ...Call) *MessagesStream {
 	for _, c := range calls {
-		i := s.block(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}})
+		i := s.Start(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}})
 		for _, p := range splitPieces(c.Arguments, split) {
-			s.delta(i, map[string]any{"type": "input_json_delta", "partial_json": p})
+			s.Delta(i, map[string]any{"type": "input_json_delta", "partial_json": p})
 		}
-		s.stop(i)
+		s.End(i)
 	}
 	return s
 }
@@ -128,18 +131,18 @@ func (s *MessagesStream) ToolUse(split int, calls ...Call) *MessagesStream {
 // tool_use, max_tokens, stop_sequence, pause_turn, refusal) and the output
 // tokens, then message_stop.
 func (s *MessagesStream) Stop(reason string, outputTokens int) *MessagesStream {
-	s.event("message_delta", map[string]any{
+	s.Event("message_delta", map[string]any{
 		"delta": map[string]any{"stop_reason": reason, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": outputTokens},
 	})
-	return s.event("message_stop", map[string]any{})
+	return s.Event("message_stop", map[string]any{})
 }
 
 // Error appends an error event (sent with HTTP 200, as Anthropic does
 // when it is overloaded mid-stream): typ is the error type
 // (overloaded_error, api_error, rate_limit_error...).
 func (s *MessagesStream) Error(typ, message string) *MessagesStream {
-	return s.event("error", map[string]any{"error": map[string]any{"type": typ, "message": message}})
+	return s.Event("error", map[string]any{"error": map[string]any{"type": typ, "message": message}})
 }
 
 // Frames returns message_start, a ping, and the frames built so far.
