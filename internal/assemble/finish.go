@@ -16,11 +16,12 @@ func NormalizeFinish(raw string) string {
 		return wire.FinishStop
 	case "tool_calls", "function_call", "tool_use":
 		return wire.FinishToolCalls
-	case "length", "max_tokens", "model_length", "max_output_tokens":
+	case "length", "max_tokens", "model_length", "max_output_tokens", "model_context_window_exceeded":
 		return wire.FinishLength
 	case "content_filter", "safety", "recitation", "refusal", "guardrail_intervened", "blocklist", "prohibited_content", "spii":
 		return wire.FinishContentFilter
-	case "error", "abort", "aborted", "insufficient_system_resource", "malformed_function_call", "incomplete", "cancelled", "canceled":
+	case "error", "abort", "aborted", "insufficient_system_resource", "malformed_function_call", "incomplete", "cancelled", "canceled",
+		"pause_turn": // Anthropic paused a long turn: not an end, it is resumed by sending the answer back
 		return wire.FinishIncomplete
 	}
 	return wire.FinishUnknown

@@ -28,6 +28,8 @@ func TestNormalizeFinish(t *testing.T) {
 		{"max_tokens", wire.FinishLength},
 		{"tool_use", wire.FinishToolCalls},
 		{"refusal", wire.FinishContentFilter},
+		{"pause_turn", wire.FinishIncomplete},
+		{"model_context_window_exceeded", wire.FinishLength},
 		{"STOP", wire.FinishStop},
 		{"MAX_TOKENS", wire.FinishLength},
 		{"SAFETY", wire.FinishContentFilter},

@@ -160,6 +160,13 @@ type Provider struct {
 	// Stream, when set to false, asks for one non-streamed response
 	// (openai_responses only). Default true.
 	Stream *bool `yaml:"stream,omitempty" json:"stream,omitempty"`
+	// MaxTokens is every request's output budget, for APIs that send one
+	// (anthropic_messages; its default 4096).
+	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// ThinkingBudget turns extended thinking on with this many tokens, for
+	// APIs that have it (anthropic_messages: at least 1024, under
+	// max_tokens). Default 0: off.
+	ThinkingBudget int `yaml:"thinking_budget,omitempty" json:"thinking_budget,omitempty"`
 }
 
 // Capabilities override capability defaults; unset fields keep them.

@@ -184,7 +184,7 @@ func TestParseSchemaErrors(t *testing.T) {
 		{"unknown top-level key", "routes:", "route_table: []\nroutes:", []string{"route_table"}},
 		{"misspelled provider key", "base_url:", "base_ur: x\n    base_url:", []string{"/providers/0", "base_ur"}},
 		{"misspelled model key", "name: gpt-4o-mini}", "name: gpt-4o-mini, supports_tool: true}", []string{"/models/0", "supports_tool"}},
-		{"bad api", "api: openai_chat_completions", "api: anthropic_messages", []string{"/providers/0/api", "openai_chat_completions"}},
+		{"bad api", "api: openai_chat_completions", "api: gemini_generate_content", []string{"/providers/0/api", "openai_chat_completions"}},
 		{"bad duration", "api_key_env:", "idle_timeout: 90 seconds\n    api_key_env:", []string{"/providers/0/idle_timeout", "90 seconds"}},
 		{"negative duration", "routes:", "worker: {ack_wait: -1s}\nroutes:", []string{"/worker/ack_wait"}},
 		{"duration as a number", "routes:", "worker: {ack_wait: 30}\nroutes:", []string{"/worker/ack_wait"}},

@@ -248,6 +248,12 @@ func (c *Config) Validate() error {
 		if ok && p.Store && !api.Settings.Store {
 			bad("providers[%d] %q: store is not supported by %s, which keeps no responses", i, p.Name, p.API)
 		}
+		if ok && p.MaxTokens != 0 && !api.Settings.MaxTokens {
+			bad("providers[%d] %q: max_tokens is not a setting of %s", i, p.Name, p.API)
+		}
+		if ok && p.ThinkingBudget != 0 && !api.Settings.Thinking {
+			bad("providers[%d] %q: thinking_budget is not a setting of %s", i, p.Name, p.API)
+		}
 		if p.APIKeyEnv != "" && p.APIKeyFile != "" {
 			bad("providers[%d] %q: set api_key_env or api_key_file, not both", i, p.Name)
 		}

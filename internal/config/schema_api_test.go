@@ -75,3 +75,33 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// An API's own settings are accepted for it and refused for the others,
+// by the schema (Parse) and by Validate alike.
+func TestAPISettings(t *testing.T) {
+	doc := func(api, extra string) string {
+		return "providers: [{name: p, api: " + api + ", base_url: \"http://127.0.0.1:1\"" + extra + "}]\n" +
+			"models: [{provider: p, name: m}]\nroutes: [{name: default, targets: [{provider: p, model: m}]}]\n"
+	}
+	ok, err := Parse([]byte(doc("anthropic_messages", ", max_tokens: 8192, thinking_budget: 2048")))
+	if err != nil {
+		t.Fatalf("Parse(anthropic with its settings) = %v", err)
+	}
+	if p := ok.Providers[0]; p.MaxTokens != 8192 || p.ThinkingBudget != 2048 {
+		t.Errorf("provider = %+v; want the settings as written", p)
+	}
+	for _, extra := range []string{", max_tokens: 8192", ", thinking_budget: 2048", ", store: true"} {
+		if _, err := Parse([]byte(doc("openai_chat_completions", extra))); err == nil {
+			t.Errorf("Parse(chat%s) = nil; want an error", extra)
+		}
+	}
+	c := &Config{
+		Providers: []Provider{{Name: "p", API: "openai_chat_completions", BaseURL: "http://127.0.0.1:1", MaxTokens: 10, ThinkingBudget: 10}},
+		Models:    []Model{{Provider: "p", Name: "m"}},
+		Routes:    []Route{{Name: "default", Targets: []Target{{Provider: "p", Model: "m"}}}},
+	}
+	err = c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "max_tokens is not a setting of openai_chat_completions") || !strings.Contains(err.Error(), "thinking_budget") {
+		t.Errorf("Validate(chat with Anthropic settings) = %v; want both named", err)
+	}
+}

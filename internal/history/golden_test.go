@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/anthropic"
 	"github.com/turnstream/turnstream/internal/provider/deepseek"
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/provider/responses"
@@ -32,6 +33,11 @@ var destinations = map[string]struct {
 	"responses":    {api: responses.API},
 	"mistral":      {api: openaichat.API, format: provider.CallIDAlnum9},
 	"tiny-context": {api: openaichat.API},
+	"anthropic":    {api: anthropic.API},
+	"responses-native": {api: responses.API, caps: func(c provider.Capabilities) provider.Capabilities {
+		c.NativeToolHistory = true
+		return c
+	}},
 }
 
 func registry(t *testing.T) *provider.Registry {

@@ -234,7 +234,7 @@ func (p *Projection) native(out []provider.Message, u Unit, d provider.Destinati
 			asst = &out[len(out)-1]
 			p.calls(asst, m, d, sendEcho, diag)
 		default:
-			out = append(out, provider.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID})
+			out = append(out, provider.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, IsError: m.IsError})
 			if m.Role == wire.RoleTool {
 				diag.NativePairs++
 			}

@@ -32,7 +32,9 @@ type DefaultOptions struct {
 //
 // Every answer ends with a usage chunk and [DONE]. A Responses request
 // (/v1/responses) gets the same answers in the Responses shape, ending with
-// response.completed.
+// response.completed; an Anthropic Messages request (/v1/messages) in the
+// Messages shape, ending with message_stop, with signed thinking first when
+// it asks for thinking.
 func Default(o DefaultOptions) Script {
 	if o.Model == "" {
 		o.Model = "mock-1"
@@ -45,26 +47,18 @@ func Default(o DefaultOptions) Script {
 	}
 	var calls atomic.Int64
 	return ScriptFunc(func(req *Request) *Response {
-		if req.IsResponses() {
+		switch {
+		case req.IsResponses():
 			return defaultResponses(o, req, &calls)
+		case req.IsMessages():
+			return defaultMessages(o, req, &calls)
 		}
 		s := NewStream(o.Model)
 		last := req.LastMessage()
 		prompt := estimateTokens(req)
 		switch {
 		case len(req.Tools) > 0 && last.Role == "user":
-			var cs []Call
-			for i, t := range req.Tools {
-				if i == o.MaxTools {
-					break
-				}
-				n := calls.Add(1)
-				cs = append(cs, Call{
-					ID:        fmt.Sprintf("call_mock%019d", n),
-					Name:      t.Function.Name,
-					Arguments: argumentsFor(t.Function.Parameters, last.Text()),
-				})
-			}
+			cs := defaultCalls(o, req.Tools, last.Text(), "call_mock", &calls)
 			s.Text("Let me check. ").ToolCalls(o.Split, cs...).Finish("tool_calls").Usage(prompt, 20*len(cs))
 		case last.Role == "tool":
 			text := answerFromResults(req)
@@ -77,6 +71,24 @@ func Default(o DefaultOptions) Script {
 		r.Latency = o.Latency
 		return r
 	})
+}
+
+// defaultCalls is a call of each offered tool, up to MaxTools, its id
+// prefix and a number counted by calls, its arguments from the tool's
+// schema and the user's words.
+func defaultCalls(o DefaultOptions, tools []Tool, userText, prefix string, calls *atomic.Int64) []Call {
+	var cs []Call
+	for i, t := range tools {
+		if i == o.MaxTools {
+			break
+		}
+		cs = append(cs, Call{
+			ID:        fmt.Sprintf("%s%019d", prefix, calls.Add(1)),
+			Name:      t.Function.Name,
+			Arguments: argumentsFor(t.Function.Parameters, userText),
+		})
+	}
+	return cs
 }
 
 // answerFromResults reports the tool results after the last assistant

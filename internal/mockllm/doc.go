@@ -1,7 +1,8 @@
-// Package mockllm is an OpenAI-compatible server speaking real SSE, for
-// Chat Completions (/v1/chat/completions) and the Responses API
-// (/v1/responses, streamed or not), driven by scripts: text, parallel tool
-// calls with split arguments, reasoning, usage, per-chunk latency, faults
+// Package mockllm is an OpenAI- and Anthropic-compatible server speaking
+// real SSE, for Chat Completions (/v1/chat/completions), the Responses API
+// (/v1/responses, streamed or not) and Anthropic Messages (/v1/messages),
+// driven by scripts: text, parallel tool calls with split arguments,
+// reasoning (signed thinking for Messages), usage, per-chunk latency, faults
 // (HTTP errors with retry hints, in-band errors, stalls, truncation,
 // disconnects), and hostile floods generated as they are written, each
 // bounded by a size or a count and stopped when the client hangs up (Flood:

@@ -42,10 +42,11 @@ const (
 // Flood is hostile output the server generates as it writes it, so that
 // a flood of any size costs the server no memory. It is written after the
 // Response's Frames and before its "[DONE]" (FloodBody replaces the body),
-// in the shape of the request's API: Chat Completions chunks, or Responses
-// events (the stream then ends with response.completed). Every loop is
-// bounded by Bytes or Count, and the server stops writing at the first
-// failed write or as soon as the client is gone.
+// in the shape of the request's API: Chat Completions chunks, Responses
+// events (the stream then ends with response.completed), or Messages
+// events (ending with message_stop). Every loop is bounded by Bytes or
+// Count, and the server stops writing at the first failed write or as
+// soon as the client is gone.
 type Flood struct {
 	Kind FloodKind
 	// Bytes is the flood's size: the line, the data lines, the text, the
@@ -106,9 +107,9 @@ func (fw *floodWriter) event(name, prefix string, n int64, suffix string) bool {
 	return ok
 }
 
-// write writes the stream flood f, in the Responses shape when responses
-// is set. It reports whether the stream may go on.
-func (f *Flood) write(fw *floodWriter, responses bool) bool {
+// write writes the stream flood f in dialect d. It reports whether the
+// stream may go on.
+func (f *Flood) write(fw *floodWriter, d floodDialect) bool {
 	piece := f.piece()
 	pieces := func(total int64, each func(n int64) bool) bool {
 		for left := total; left > 0; left -= piece {
@@ -117,10 +118,6 @@ func (f *Flood) write(fw *floodWriter, responses bool) bool {
 			}
 		}
 		return true
-	}
-	d := chatFlood
-	if responses {
-		d = responsesFlood
 	}
 	switch f.Kind {
 	case FloodLine:
@@ -147,6 +144,17 @@ func (f *Flood) write(fw *floodWriter, responses bool) bool {
 		return d.toolStop(fw)
 	}
 	return true
+}
+
+// floodDialectOf is the flood dialect of req's API.
+func floodDialectOf(req *Request) floodDialect {
+	switch {
+	case req.IsResponses():
+		return responsesFlood
+	case req.IsMessages():
+		return messagesFlood
+	}
+	return chatFlood
 }
 
 // floodDialect writes a flood's frames in one API's shape. Text goes in
@@ -234,6 +242,44 @@ var responsesFlood = floodDialect{
 		return fw.event("response.output_item.done", `{"type":"response.output_item.done","output_index":`+idx+
 			`,"item":{"id":"fc_flood_`+n+`","type":"function_call","status":"completed","call_id":"call_`+n+`","name":"tool","arguments":""}}`, 0, "")
 	},
+}
+
+// messagesFlood writes Anthropic Messages events: text in block 0,
+// thinking in block 1, tool call i in block i+2.
+var messagesFlood = floodDialect{
+	textEvent:    "content_block_delta",
+	textPrefix:   `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`,
+	textSuffix:   `"}}`,
+	reasonEvent:  "content_block_delta",
+	reasonPrefix: `{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"`,
+	reasonSuffix: `"}}`,
+	argsEvent:    "content_block_delta",
+	argsPrefix: func(i int) string {
+		return `{"type":"content_block_delta","index":` + strconv.Itoa(i+2) + `,"delta":{"type":"input_json_delta","partial_json":"`
+	},
+	argsSuffix: `"}}`,
+	textStart: func(fw *floodWriter) bool {
+		return fw.event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, 0, "")
+	},
+	reasoningStart: func(fw *floodWriter) bool {
+		return fw.event("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":""}}`, 0, "")
+	},
+	stop:     func(fw *floodWriter) bool { return messagesStop(fw, "end_turn") },
+	toolStop: func(fw *floodWriter) bool { return messagesStop(fw, "tool_use") },
+	call: func(fw *floodWriter, i int, args string) bool {
+		n, idx := strconv.Itoa(i), strconv.Itoa(i+2)
+		return fw.event("content_block_start", `{"type":"content_block_start","index":`+idx+
+			`,"content_block":{"type":"tool_use","id":"toolu_`+n+`","name":"tool","input":{}}}`, 0, "") &&
+			fw.event("content_block_delta", `{"type":"content_block_delta","index":`+idx+`,"delta":{"type":"input_json_delta","partial_json":"`+args+`"}}`, 0, "")
+	},
+	callDone: func(fw *floodWriter, i int) bool {
+		return fw.event("content_block_stop", `{"type":"content_block_stop","index":`+strconv.Itoa(i+2)+`}`, 0, "")
+	},
+}
+
+func messagesStop(fw *floodWriter, reason string) bool {
+	return fw.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"`+reason+`","stop_sequence":null},"usage":{"output_tokens":1}}`, 0, "") &&
+		fw.event("message_stop", `{"type":"message_stop"}`, 0, "")
 }
 
 func responsesCompleted(fw *floodWriter) bool {

@@ -6,17 +6,26 @@ import (
 	"sync/atomic"
 )
 
-// Request is a received Chat Completions or Responses request.
+// Request is a received Chat Completions, Responses or Anthropic Messages
+// request.
 type Request struct {
 	Model string
 	// Messages of a Chat Completions request.
 	Messages []Message
 	// Instructions and Input of a Responses request (Path ending in
-	// /responses); Tools holds its function tools in the chat shape.
+	// /responses).
 	Instructions string
 	Input        []ResponsesItem
-	Tools        []Tool
-	Stream       bool
+	// System, AnthropicMessages, MaxTokens and Thinking (extended thinking
+	// asked for) of an Anthropic Messages request (Path ending in
+	// /messages).
+	System            string
+	AnthropicMessages []AnthropicMessage
+	MaxTokens         int
+	Thinking          bool
+	// Tools holds the function tools of every API in the chat shape.
+	Tools  []Tool
+	Stream bool
 	// Body is the request body exactly as received.
 	Body   []byte
 	Header http.Header
@@ -81,8 +90,11 @@ type requestJSON struct {
 }
 
 func parseRequest(r *http.Request, body []byte) (*Request, error) {
-	if isResponsesPath(r.URL.Path) {
+	switch {
+	case isResponsesPath(r.URL.Path):
 		return parseResponsesRequest(r, body)
+	case isMessagesPath(r.URL.Path):
+		return parseMessagesRequest(r, body)
 	}
 	var rj requestJSON
 	if err := json.Unmarshal(body, &rj); err != nil {

@@ -39,8 +39,11 @@ type Response struct {
 	// DoneWithoutBlankLine writes the final "data: [DONE]" with a single
 	// newline.
 	DoneWithoutBlankLine bool
-	// Stall sends keep-alive comments for this long before the first frame.
+	// Stall sends keep-alives for this long before the first frame.
 	Stall time.Duration
+	// KeepAlive is what a stall writes at every tick, verbatim. Default
+	// ": keep-alive\n\n", an SSE comment; PingKeepAlive is Anthropic's.
+	KeepAlive string
 	// DisconnectAfter > 0 aborts the connection (no clean end of the HTTP
 	// body) after that many frames.
 	DisconnectAfter int

@@ -22,18 +22,7 @@ func defaultResponses(o DefaultOptions, req *Request, calls *atomic.Int64) *Resp
 	prompt := estimateTokens(req)
 	switch {
 	case len(req.Tools) > 0 && last.IsMessage("user"):
-		var cs []Call
-		for i, t := range req.Tools {
-			if i == o.MaxTools {
-				break
-			}
-			n := calls.Add(1)
-			cs = append(cs, Call{
-				ID:        fmt.Sprintf("call_mock%019d", n),
-				Name:      t.Function.Name,
-				Arguments: argumentsFor(t.Function.Parameters, last.Text()),
-			})
-		}
+		cs := defaultCalls(o, req.Tools, last.Text(), "call_mock", calls)
 		s.Text("Let me check. ").FunctionCalls(o.Split, cs...).Usage(prompt, 0, 20*len(cs), 0)
 	case last.Type == "function_call_output":
 		text := answerFromOutputs(req.Input)

@@ -41,7 +41,8 @@ func Queue(rs ...*Response) Script {
 }
 
 // Server is the mock provider. It is an http.Handler serving
-// /v1/chat/completions and /v1/responses (and both without /v1).
+// /v1/chat/completions, /v1/responses and /v1/messages (and each without
+// /v1).
 type Server struct {
 	script Script
 
@@ -77,7 +78,7 @@ func (s *Server) Requests() []*Request {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case "/v1/chat/completions", "/chat/completions", "/v1/responses", "/responses":
+	case "/v1/chat/completions", "/chat/completions", "/v1/responses", "/responses", "/v1/messages", "/messages":
 	case "/v1/models", "/models":
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"mock-1","object":"model","owned_by":"mockllm"}]}`) //nolint:errcheck // best effort
@@ -98,7 +99,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := parseRequest(r, body)
 	if err != nil {
-		e := Error(http.StatusBadRequest, "invalid_request_error", "mockllm: body is not a request for "+r.URL.Path, nil)
+		msg := "mockllm: body is not a request for " + r.URL.Path
+		e := Error(http.StatusBadRequest, "invalid_request_error", msg, nil)
+		if isMessagesPath(r.URL.Path) {
+			e = AnthropicError(http.StatusBadRequest, "invalid_request_error", msg, nil)
+		}
 		writeError(r.Context(), w, e.Status, e)
 		return
 	}
@@ -114,7 +119,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeResponsesJSON(r.Context(), cw, resp)
 		return
 	}
-	s.write(r.Context(), cw, resp, req.IsResponses())
+	s.write(r.Context(), cw, resp, req)
 }
 
 // countingWriter counts the body bytes written.
@@ -150,7 +155,7 @@ func writeError(ctx context.Context, w http.ResponseWriter, status int, resp *Re
 	io.WriteString(w, resp.Body) //nolint:errcheck // the client may be gone
 }
 
-func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Response, responses bool) {
+func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Response, req *Request) {
 	if resp == nil {
 		resp = Error(http.StatusInternalServerError, "server_error", "mockllm: script returned no response", nil)
 	}
@@ -168,7 +173,11 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Respons
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Request-Id", "req_mock_"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	reqID := "X-Request-Id"
+	if req.IsMessages() {
+		reqID = "Request-Id" // Anthropic's
+	}
+	h.Set(reqID, "req_mock_"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
 	flush := func() {
@@ -192,8 +201,12 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Respons
 	}
 	if resp.Stall > 0 {
 		tick := min(resp.Stall/4+time.Millisecond, 250*time.Millisecond)
+		keepAlive := resp.KeepAlive
+		if keepAlive == "" {
+			keepAlive = ": keep-alive\n\n"
+		}
 		for end := time.Now().Add(resp.Stall); time.Now().Before(end); {
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+			if _, err := io.WriteString(w, keepAlive); err != nil {
 				return
 			}
 			flush()
@@ -215,7 +228,7 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, resp *Respons
 		flush()
 	}
 	if f := resp.Flood; f != nil && f.Kind != FloodBody {
-		if !f.write(&floodWriter{ctx: ctx, w: w, flush: flush}, responses) {
+		if !f.write(&floodWriter{ctx: ctx, w: w, flush: flush}, floodDialectOf(req)) {
 			return
 		}
 	}

@@ -115,6 +115,10 @@ type Settings struct {
 	// Store: the provider can keep responses for a durable cursor
 	// (store: true).
 	Store bool
+	// MaxTokens: requests carry an output budget (max_tokens).
+	MaxTokens bool
+	// Thinking: extended thinking can be turned on (thinking_budget).
+	Thinking bool
 }
 
 // AdapterOptions configure any API's adapter; each API reads the fields
@@ -141,6 +145,12 @@ type AdapterOptions struct {
 	// Store asks the provider to keep each response, so the next request
 	// can continue it by id (APIs with Settings.Store).
 	Store bool
+	// MaxTokens is every request's output budget, for APIs that require
+	// one (Settings.MaxTokens); zero takes the adapter's default.
+	MaxTokens int
+	// ThinkingBudget turns the model's extended thinking on with this
+	// budget of tokens (Settings.Thinking); zero leaves it off.
+	ThinkingBudget int
 }
 
 // SchemaFragment is the API's part of the config schema: what a provider
@@ -154,6 +164,12 @@ func (a API) SchemaFragment() map[string]any {
 	}
 	if !a.Settings.Store {
 		props["store"] = map[string]any{"const": false}
+	}
+	if !a.Settings.MaxTokens {
+		props["max_tokens"] = false // no such setting
+	}
+	if !a.Settings.Thinking {
+		props["thinking_budget"] = false
 	}
 	if len(props) == 0 {
 		return nil

@@ -13,6 +13,11 @@ type Message struct {
 	ToolCalls []wire.Call
 	// ToolCallID of a tool message.
 	ToolCallID string
+	// IsError marks a tool message whose result is an error (the tool
+	// failed, or the result was synthesized for a missing one). Adapters
+	// whose wire has the flag send it (Anthropic's tool_result is_error);
+	// the others carry the error in Content alone.
+	IsError bool
 	// Reasoning is the provider's replay echo for an assistant message: set
 	// only when the target requires it and replay is safe; nil is absent,
 	// a pointer to "" is present and empty.

@@ -44,6 +44,7 @@ func newAdapter(api provider.API, p config.Provider, key string, hc *http.Client
 	return api.New(provider.AdapterOptions{
 		BaseURL: p.BaseURL, APIKey: key, Headers: p.Headers, HTTPClient: hc,
 		IdleTimeout: p.IdleTimeout.D(), Stream: p.Streams(), Store: p.Store,
+		MaxTokens: p.MaxTokens, ThinkingBudget: p.ThinkingBudget,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/anthropic"
 	"github.com/turnstream/turnstream/internal/provider/deepseek"
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/provider/responses"
@@ -18,6 +19,7 @@ var registered = []provider.API{
 	openaichat.API,
 	deepseek.API,
 	responses.API,
+	anthropic.API,
 	scripted.API,
 }
 

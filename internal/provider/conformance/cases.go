@@ -70,6 +70,40 @@ func Cases() []Case {
 		}, Want: Want{Finish: wire.FinishToolCalls, Executable: true,
 			Calls: []Call{{ID: "call_a", Name: "read", Arguments: readArgs, Complete: true}}}},
 
+		// Real shapes of Anthropic Messages that every adapter must take:
+		// calls one after the other, a call cut by the token limit.
+		{Name: "parallel tool calls one after the other", Tr: Transcript{
+			Events: []Ev{text("Checking both. "), start(0, "toolu_01A", "read"), args(0, `{"path":`), args(0, `"src/main.go"}`), done(0),
+				start(1, "toolu_01B", "search"), args(1, `{"query":"par`), args(1, `ser"}`), done(1), finish("tool_calls"), usage(80, 40, 0)},
+		}, Want: Want{
+			Text: "Checking both. ", Finish: wire.FinishToolCalls, Usage: u(80, 0, 40), Executable: true,
+			Calls: []Call{{ID: "toolu_01A", Name: "read", Arguments: readArgs, Complete: true}, {ID: "toolu_01B", Name: "search", Arguments: searchArgs, Complete: true}},
+		}},
+		{Name: "length in the middle of a call", Tr: Transcript{
+			Events: []Ev{text("Reading it. "), start(0, "toolu_01C", "read"), args(0, `{"path":"src/ma`), done(0), finish("length")},
+		}, Want: Want{Text: "Reading it. ", Finish: wire.FinishLength, Executable: false,
+			Calls: []Call{{ID: "toolu_01C", Name: "read", Arguments: `{"path":"src/ma`, Complete: false}}}},
+		{Name: "length right after a call starts", Needs: []Feature{TruncatedCalls}, Tr: Transcript{
+			Events: []Ev{start(0, "toolu_01D", "read"), done(0), finish("length")},
+		}, Want: Want{Finish: wire.FinishLength, Executable: false, Calls: []Call{{ID: "toolu_01D", Name: "read", Arguments: "{}", Complete: false}}}},
+
+		// Signed and redacted reasoning is replay state: kept, in order,
+		// never visible.
+		{Name: "signed thinking before a tool call", Needs: []Feature{Signatures}, Tr: Transcript{
+			Events: []Ev{reasoning("The user wants "), reasoning("the file."), signature("EqQBCgIYAhIM1gbcDa9GJwZA"),
+				start(0, "toolu_01E", "read"), args(0, `{"pa`), args(0, `th":"src/main.go"}`), done(0), finish("tool_calls"), usage(30, 25, 0)},
+		}, Want: Want{
+			Reasoning: "The user wants the file.", Finish: wire.FinishToolCalls, Usage: u(30, 0, 25), Executable: true,
+			Calls: []Call{{ID: "toolu_01E", Name: "read", Arguments: readArgs, Complete: true}},
+			Echo:  []string{"EqQBCgIYAhIM1gbcDa9GJwZA"},
+		}},
+		{Name: "two signed thinking blocks around text", Needs: []Feature{Signatures}, Tr: Transcript{
+			Events: []Ev{reasoning("First."), signature("sig_one"), text("Step one. "), reasoning("Second."), signature("sig_two"), text("Done."), finish("stop")},
+		}, Want: Want{Reasoning: "First.Second.", Text: "Step one. Done.", Finish: wire.FinishStop, Echo: []string{"sig_one", "sig_two"}}},
+		{Name: "redacted thinking is kept opaque", Needs: []Feature{Signatures}, Tr: Transcript{
+			Events: []Ev{redacted("EmwKAhgBEgy3va3pzixLafPsn4a"), reasoning("Checking."), signature("sig_three"), text("Done."), finish("stop")},
+		}, Want: Want{Reasoning: "Checking.", Text: "Done.", Finish: wire.FinishStop, Echo: []string{"EmwKAhgBEgy3va3pzixLafPsn4a", "sig_three"}}},
+
 		// Finish variants.
 		{Name: "finish length", Tr: Transcript{Events: []Ev{text("cut"), finish("length")}}, Want: ok("cut", wire.FinishLength)},
 		{Name: "finish content_filter", Tr: Transcript{Events: []Ev{text("no"), finish("content_filter")}}, Want: ok("no", wire.FinishContentFilter)},
@@ -79,6 +113,10 @@ func Cases() []Case {
 		{Name: "finish SAFETY", Needs: []Feature{RawFinish}, Tr: Transcript{Events: []Ev{text("a"), finish("SAFETY")}}, Want: ok("a", wire.FinishContentFilter)},
 		{Name: "finish abort", Needs: []Feature{RawFinish}, Tr: Transcript{Events: []Ev{text("a"), finish("abort")}}, Want: ok("a", wire.FinishIncomplete)},
 		{Name: "finish insufficient_system_resource", Needs: []Feature{RawFinish}, Tr: Transcript{Events: []Ev{text("a"), finish("insufficient_system_resource")}}, Want: ok("a", wire.FinishIncomplete)},
+		{Name: "finish refusal keeps its raw value", Needs: []Feature{RawFinish}, Tr: Transcript{Events: []Ev{text("I can't help with that."), finish("refusal")}},
+			Want: Want{Text: "I can't help with that.", Finish: wire.FinishContentFilter, RawFinish: "refusal"}},
+		{Name: "finish pause_turn is incomplete", Needs: []Feature{RawFinish}, Tr: Transcript{Events: []Ev{text("Searching"), finish("pause_turn")}},
+			Want: Want{Text: "Searching", Finish: wire.FinishIncomplete, RawFinish: "pause_turn"}},
 		{Name: "finish unknown value", Needs: []Feature{RawFinish}, Tr: Transcript{Events: []Ev{text("a"), finish("banana")}}, Want: ok("a", wire.FinishUnknown)},
 		{Name: "finish tool_calls without calls", Needs: []Feature{ChatQuirks}, Tr: Transcript{Events: []Ev{text("a"), finish("tool_calls")}}, Want: ok("a", wire.FinishUnknown)},
 		{Name: "finish repeated then null keeps the first", Needs: []Feature{ChatQuirks}, Tr: Transcript{Events: []Ev{text("a"), finish("length"), finish("length"), finish("")}}, Want: ok("a", wire.FinishLength)},
@@ -126,6 +164,7 @@ func Cases() []Case {
 		{Name: "in-band error after content", Tr: Transcript{Events: []Ev{text("partial "), inBand("server_error", "upstream failed")}}, Want: Want{Class: provider.ClassServer}},
 		{Name: "in-band rate limit with a hint", Tr: Transcript{Events: []Ev{inBand("rate_limit_exceeded", "Rate limit reached. Please try again in 1.1s.")}},
 			Want: Want{Class: provider.ClassRateLimit, RetryAfter: 1100 * time.Millisecond}},
+		{Name: "in-band overloaded error after content", Tr: Transcript{Events: []Ev{text("The first"), inBand("overloaded_error", "Overloaded")}}, Want: Want{Class: provider.ClassServer}},
 		{Name: "in-band quota", Tr: Transcript{Events: []Ev{inBand("insufficient_quota", "You exceeded your current quota.")}}, Want: Want{Class: provider.ClassQuota}},
 
 		// Per-attempt limits: crossing one is RESPONSE_TOO_LARGE naming it,
@@ -173,6 +212,8 @@ func Cases() []Case {
 		{Name: "401", Tr: Transcript{Status: 401, Code: "invalid_api_key", Message: "Incorrect API key"}, Want: Want{Class: provider.ClassAuth}},
 		{Name: "400", Tr: Transcript{Status: 400, Code: "invalid_request_error", Message: "bad"}, Want: Want{Class: provider.ClassInvalidRequest}},
 		{Name: "500", Tr: Transcript{Status: 500, Code: "server_error", Message: "oops", Header: hdr("x-request-id", "req_500")}, Want: Want{Class: provider.ClassServer, RequestID: "req_500"}},
+		{Name: "529 overloaded", Tr: Transcript{Status: 529, Code: "overloaded_error", Message: "Overloaded", Header: hdr("request-id", "req_011CSHoE")},
+			Want: Want{Class: provider.ClassServer, RequestID: "req_011CSHoE"}},
 		{Name: "503", Tr: Transcript{Status: 503, Code: "overloaded", Message: "try later"}, Want: Want{Class: provider.ClassServer}},
 	}
 	return cases

@@ -130,6 +130,10 @@ func check(t *testing.T, c Case, frames []provider.Frame, got *assemble.Response
 	if got.FinishReason != w.Finish {
 		t.Errorf("Response.FinishReason = %q (raw %q); want %q", got.FinishReason, got.RawFinishReason, w.Finish)
 	}
+	if w.RawFinish != "" && got.RawFinishReason != w.RawFinish {
+		t.Errorf("Response.RawFinishReason = %q; want %q", got.RawFinishReason, w.RawFinish)
+	}
+	checkEcho(t, got.Echo, w.Echo)
 	if (got.Usage == nil) != (w.Usage == nil) || got.Usage != nil && *got.Usage != *w.Usage {
 		t.Errorf("Response.Usage = %+v; want %+v", got.Usage, w.Usage)
 	}
@@ -175,11 +179,39 @@ func check(t *testing.T, c Case, frames []provider.Frame, got *assemble.Response
 	if w.Reasoning != "" && strings.Contains(text.String(), w.Reasoning) {
 		t.Errorf("reasoning %q leaked into delta text %q", w.Reasoning, text.String())
 	}
+	for _, f := range frames {
+		if f.Delta == nil {
+			continue
+		}
+		visible := f.Delta.Text
+		for _, tc := range f.Delta.ToolCalls {
+			visible += tc.Arguments
+		}
+		for _, e := range w.Echo {
+			if strings.Contains(visible, e) {
+				t.Errorf("replay state %q leaked into a delta: %q", e, visible)
+			}
+		}
+	}
 	if finishes != 1 {
 		t.Errorf("finish reported in %d frames; want exactly 1", finishes)
 	}
 	if want := 0; w.Usage != nil && usages != 1 || w.Usage == nil && usages != want {
 		t.Errorf("usage reported in %d frames; want %d", usages, map[bool]int{true: 1, false: 0}[w.Usage != nil])
+	}
+}
+
+// checkEcho fails t unless echo carries every value of want, in order.
+func checkEcho(t *testing.T, echo string, want []string) {
+	t.Helper()
+	rest := echo
+	for _, v := range want {
+		i := strings.Index(rest, v)
+		if i < 0 {
+			t.Errorf("Response.Echo = %q; want it to carry %q, in the order %q", echo, v, want)
+			return
+		}
+		rest = rest[i+len(v):]
 	}
 }
 

@@ -31,11 +31,18 @@ const (
 	EvUsage
 	// EvError is an in-band error with Code and Text as message.
 	EvError
-	// EvComment is a keep-alive comment.
+	// EvComment is a keep-alive: an SSE comment, or the dialect's own
+	// keep-alive event (Anthropic's ping).
 	EvComment
 	// EvRefusal is the model's refusal, visible text sent in the wire API's
 	// refusal field or part instead of content.
 	EvRefusal
+	// EvSignature is the signature, in Text, of the reasoning being
+	// written (dialects with Signatures).
+	EvSignature
+	// EvRedacted is a redacted reasoning block, its opaque data in Text
+	// (dialects with Signatures).
+	EvRedacted
 )
 
 // Ev is one abstract stream event.
@@ -122,6 +129,13 @@ type Want struct {
 	// Executable is what Response.Executable() must report when the
 	// response has tool calls.
 	Executable bool
+	// RawFinish, when set, is the raw finish reason the response keeps.
+	RawFinish string
+	// Echo lists what the response's replay state (Response.Echo) must
+	// carry, block by block in this order: the signature of each signed
+	// reasoning block, the data of each redacted one. None of it may reach
+	// a delta.
+	Echo []string
 }
 
 // Call is an expected finalized tool call.
@@ -159,6 +173,13 @@ const (
 	// EOFIsTruncation: a clean EOF without the terminal marker is
 	// STREAM_CLOSED (every streaming dialect).
 	EOFIsTruncation Feature = "eof_truncation"
+	// Signatures: signed and redacted reasoning blocks, kept as replay
+	// state (Anthropic Messages).
+	Signatures Feature = "signatures"
+	// TruncatedCalls: a length finish leaves the call being written
+	// incomplete, even when its arguments parse (Anthropic Messages,
+	// whose calls end explicitly and whose stop reason comes after).
+	TruncatedCalls Feature = "truncated_calls"
 )
 
 // Helpers to write events.
@@ -175,3 +196,5 @@ func usage(p, c, cached int) Ev {
 func inBand(code, msg string) Ev { return Ev{Kind: EvError, Code: code, Text: msg} }
 func comment() Ev                { return Ev{Kind: EvComment} }
 func refusal(s string) Ev        { return Ev{Kind: EvRefusal, Text: s} }
+func signature(s string) Ev      { return Ev{Kind: EvSignature, Text: s} }
+func redacted(data string) Ev    { return Ev{Kind: EvRedacted, Text: data} }

@@ -1,7 +1,6 @@
 package deepseek
 
 import (
-	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -74,15 +73,7 @@ func TestStreamFixtures(t *testing.T) {
 			o := providertest.Stream(t, newAdapter(t, srv.URL, Options{}), []byte(`{}`))
 
 			// Every frame is relayed as it arrived, byte for byte.
-			want := providertest.DataLines(body)
-			if len(o.Frames) > len(want) {
-				t.Fatalf("Stream() relayed %d frames; the stream has %d", len(o.Frames), len(want))
-			}
-			for i, f := range o.Frames {
-				if !bytes.Equal(f.Raw, want[i]) {
-					t.Errorf("frame %d Raw = %q; want %q", i, f.Raw, want[i])
-				}
-			}
+			events := providertest.CheckRelayed(t, o.Frames, body)
 			if tt.class != "" {
 				f := o.Failure()
 				if f == nil || f.Class != tt.class {
@@ -96,25 +87,12 @@ func TestStreamFixtures(t *testing.T) {
 				}
 				return
 			}
-			if o.Err != nil {
-				t.Fatalf("Stream() error = %v; want nil", o.Err)
+			if len(o.Frames) != events {
+				t.Errorf("Stream() relayed %d frames; want %d", len(o.Frames), events)
 			}
-			if len(o.Frames) != len(want) {
-				t.Errorf("Stream() relayed %d frames; want %d", len(o.Frames), len(want))
-			}
-			r := o.Resp
-			if r.Text != tt.text || r.Reasoning != tt.reasoning {
-				t.Errorf("Stream() text, reasoning = %q, %q; want %q, %q", r.Text, r.Reasoning, tt.text, tt.reasoning)
-			}
-			if got := o.DeltaText(); got != tt.text {
-				t.Errorf("relayed text = %q; want %q (reasoning never in deltas)", got, tt.text)
-			}
-			if r.FinishReason != tt.finish || r.RawFinishReason != tt.rawFinish {
-				t.Errorf("Stream() finish = %q (%q); want %q (%q)", r.FinishReason, r.RawFinishReason, tt.finish, tt.rawFinish)
-			}
-			if !reflect.DeepEqual(r.Usage, tt.usage) {
-				t.Errorf("Stream() usage = %+v; want %+v", r.Usage, tt.usage)
-			}
+			r := providertest.CheckResponse(t, o, providertest.WantResponse{
+				Text: tt.text, Reasoning: tt.reasoning, Finish: tt.finish, RawFinish: tt.rawFinish, Usage: tt.usage,
+			})
 			var calls []call
 			for _, c := range r.ToolCalls {
 				calls = append(calls, call{c.ProviderID, c.Name, c.Arguments})

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -130,24 +130,7 @@ func TestPrepareGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Prepare() error = %v", err)
 			}
-			var got bytes.Buffer
-			if err := json.Indent(&got, body, "", "  "); err != nil {
-				t.Fatalf("Prepare() body is not JSON: %v", err)
-			}
-			got.WriteByte('\n')
-			path := filepath.Join("testdata", "requests", tt.name+".json")
-			if *update {
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("golden %s: %v (run with -update to create it)", path, err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("Prepare(%s) =\n%s\nwant\n%s", tt.name, got.Bytes(), want)
-			}
+			providertest.GoldenJSON(t, filepath.Join("testdata", "requests", tt.name+".json"), body, *update)
 			again, err := a.Prepare(tt.req, tt.model)
 			if err != nil || !bytes.Equal(again, body) {
 				t.Errorf("Prepare(%s) again = %s, %v; want the same bytes", tt.name, again, err)

@@ -2,9 +2,7 @@ package openaiwire
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -47,9 +45,6 @@ type Client struct {
 	idle time.Duration
 	now  func() time.Time
 }
-
-// errIdle is the cause an idle timeout cancels a request with.
-var errIdle = errors.New("openaiwire: idle timeout")
 
 // New builds a client. The openai-go client reads nothing from the
 // environment: base URL and key are exactly those given, and SDK retries
@@ -105,84 +100,15 @@ func New(o Options) (*Client, error) {
 // no further than the limits' MaxEventBytes: a longer one is classified by
 // its status alone.
 func (c *Client) Post(ctx context.Context, path string, body []byte) (*Response, error) {
-	limits := provider.LimitsOf(ctx)
-	ctx, cancel := context.WithCancelCause(ctx)
-	idle := time.AfterFunc(c.idle, func() { cancel(errIdle) })
-
+	ctx, w := StartWatch(ctx, c.idle)
 	var res *http.Response
 	err := c.sdk.Post(ctx, path, nil, &res,
 		option.WithRequestBody("application/json", body),
 		option.WithResponseInto(&res),
-		option.WithMiddleware(boundErrorBody(limits.MaxEventBytes)),
+		option.WithMiddleware(BoundErrorBody(w.Limits().MaxEventBytes)),
 	)
 	if err != nil {
-		f := c.requestFailure(ctx, res, err)
-		idle.Stop()
-		cancel(nil)
-		return nil, f
+		return nil, w.Failed(res, err, func(res *http.Response, err error) *provider.Failure { return HTTPFailure(res, err, c.now()) })
 	}
-	return &Response{
-		HTTP:    res,
-		idle:    idle,
-		timeout: c.idle,
-		idled:   func() bool { return errors.Is(context.Cause(ctx), errIdle) },
-		cancel:  cancel,
-		limits:  limits,
-	}, nil
-}
-
-// errBodyTooLarge ends the reading of an error body past its limit.
-var errBodyTooLarge = errors.New("openaiwire: error body too large")
-
-// boundErrorBody makes openai-go read an HTTP error body (it reads it
-// whole, to parse the error object) no further than max bytes: past them
-// the read fails, and the failure is classified by its status alone.
-func boundErrorBody(max int) option.Middleware {
-	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		if err == nil && res != nil && res.StatusCode >= 400 && res.Body != nil {
-			res.Body = &limitedBody{rc: res.Body, left: int64(max)}
-		}
-		return res, err
-	}
-}
-
-// limitedBody reads at most left bytes of rc, then fails with
-// errBodyTooLarge if more remain.
-type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (l *limitedBody) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		// One more byte tells a body of exactly the limit from a longer one.
-		var one [1]byte
-		if n, err := l.rc.Read(one[:]); n == 0 {
-			return 0, err
-		}
-		return 0, errBodyTooLarge
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.rc.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
-
-func (l *limitedBody) Close() error { return l.rc.Close() }
-
-// requestFailure classifies a request that got no answer.
-func (c *Client) requestFailure(ctx context.Context, res *http.Response, err error) *provider.Failure {
-	if errors.Is(context.Cause(ctx), errIdle) {
-		return provider.Fail(provider.ClassTimeout, "no response before idle timeout", err)
-	}
-	if ctx.Err() != nil {
-		return provider.AsFailure(ctx.Err())
-	}
-	if res == nil || res.StatusCode < 400 {
-		return provider.Fail(provider.ClassTransport, "request failed", err)
-	}
-	return HTTPFailure(res, err, c.now())
+	return w.Answer(res), nil
 }

@@ -10,6 +10,11 @@
 // answer and of an answer cut short; the SSE body terminator; and the Chat
 // Completions request wire types.
 //
+// Its SDK-independent parts (Watch, the idle clock and limits of one
+// request; BoundSSE; Terminate; BoundErrorBody, a middleware both SDKs
+// accept) also serve internal/provider/anthropic, whose requests
+// anthropic-sdk-go sends.
+//
 // It must not translate a stream or a body into an assemble.Assembler,
 // decide whether a failure is retried, read the environment, or log or put
 // in an error any request or response body.

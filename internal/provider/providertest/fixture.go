@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,4 +79,29 @@ func DataLines(body []byte) [][]byte {
 		}
 	}
 	return out
+}
+
+// GoldenJSON compares body, a JSON request body, with the golden file at
+// path: the body indented by two spaces and ended by a newline, so key
+// order and presence are compared as sent. With update set it writes the
+// file first.
+func GoldenJSON(t testing.TB, path string, body []byte, update bool) {
+	t.Helper()
+	var got bytes.Buffer
+	if err := json.Indent(&got, body, "", "  "); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, body)
+	}
+	got.WriteByte('\n')
+	if update {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden %s: %v (run with -update to create it)", path, err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("body =\n%s\nwant %s\n%s", got.Bytes(), path, want)
+	}
 }

@@ -1,14 +1,17 @@
 package providertest
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // Outcome is what one Stream call produced.
@@ -93,4 +96,52 @@ func CheckFailure(t testing.TB, o Outcome, want provider.Failure) *provider.Fail
 			f.Class, f.Status, f.RetryAfter, f.RequestID, want.Class, want.Status, want.RetryAfter, want.RequestID)
 	}
 	return f
+}
+
+// CheckRelayed fails t unless frames are the first of body's data lines,
+// in order, byte for byte (each frame relayed as it arrived), and returns
+// how many data lines body has.
+func CheckRelayed(t testing.TB, frames []provider.Frame, body []byte) int {
+	t.Helper()
+	want := DataLines(body)
+	if len(frames) > len(want) {
+		t.Fatalf("Stream() relayed %d frames; the stream has %d", len(frames), len(want))
+	}
+	for i, f := range frames {
+		if !bytes.Equal(f.Raw, want[i]) {
+			t.Errorf("frame %d Raw = %q; want %q", i, f.Raw, want[i])
+		}
+	}
+	return len(want)
+}
+
+// WantResponse is what a successful Stream must have returned.
+type WantResponse struct {
+	Text, Reasoning   string
+	Finish, RawFinish string
+	Usage             *wire.Usage
+}
+
+// CheckResponse fails t unless o succeeded with want's text (in the
+// response and, alone, in the relayed deltas: reasoning never is one),
+// reasoning, finish and usage, and returns the response.
+func CheckResponse(t testing.TB, o Outcome, want WantResponse) *assemble.Response {
+	t.Helper()
+	if o.Err != nil {
+		t.Fatalf("Stream() error = %v; want a response", o.Err)
+	}
+	r := o.Resp
+	if r.Text != want.Text || r.Reasoning != want.Reasoning {
+		t.Errorf("Stream() text, reasoning = %q, %q; want %q, %q", r.Text, r.Reasoning, want.Text, want.Reasoning)
+	}
+	if got := o.DeltaText(); got != want.Text {
+		t.Errorf("relayed text = %q; want %q (reasoning never in deltas)", got, want.Text)
+	}
+	if r.FinishReason != want.Finish || r.RawFinishReason != want.RawFinish {
+		t.Errorf("Stream() finish = %q (%q); want %q (%q)", r.FinishReason, r.RawFinishReason, want.Finish, want.RawFinish)
+	}
+	if !reflect.DeepEqual(r.Usage, want.Usage) {
+		t.Errorf("Stream() usage = %+v; want %+v", r.Usage, want.Usage)
+	}
+	return r
 }

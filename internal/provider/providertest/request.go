@@ -40,10 +40,11 @@ func CheckRequest(t testing.TB, r Request, want WantRequest) {
 // fromEnv marks the values PoisonEnv sets.
 const fromEnv = "from-env"
 
-// PoisonEnv sets every variable openai-go (or a DeepSeek client) reads a
-// key, base URL, organization, project or headers from to a value no
-// request may carry; CheckNoEnv checks a request for them. It uses
-// t.Setenv: the test must not be parallel.
+// PoisonEnv sets every variable openai-go, anthropic-sdk-go (or a
+// DeepSeek client) reads a key, token, base URL, organization, project,
+// profile or headers from to a value no request may carry; CheckNoEnv
+// checks a request for them. It uses t.Setenv: the test must not be
+// parallel.
 func PoisonEnv(t testing.TB) {
 	t.Helper()
 	for k, v := range map[string]string{
@@ -53,6 +54,12 @@ func PoisonEnv(t testing.TB) {
 		"OPENAI_ORG_ID":         "org-" + fromEnv,
 		"OPENAI_PROJECT_ID":     "proj-" + fromEnv,
 		"OPENAI_CUSTOM_HEADERS": "X-Env: " + fromEnv,
+		// anthropic-sdk-go's client defaults and credential chain.
+		"ANTHROPIC_API_KEY":        "sk-ant-" + fromEnv,
+		"ANTHROPIC_AUTH_TOKEN":     "tok-" + fromEnv,
+		"ANTHROPIC_BASE_URL":       "http://127.0.0.1:1/env",
+		"ANTHROPIC_CUSTOM_HEADERS": "X-Env: " + fromEnv,
+		"ANTHROPIC_PROFILE":        fromEnv,
 	} {
 		t.Setenv(k, v)
 	}

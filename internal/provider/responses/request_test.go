@@ -2,13 +2,12 @@ package responses
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/providertest"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -57,24 +56,7 @@ func TestPrepareGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Prepare() error = %v", err)
 			}
-			var got bytes.Buffer
-			if err := json.Indent(&got, body, "", "  "); err != nil {
-				t.Fatalf("Prepare() body is not JSON: %v\n%s", err, body)
-			}
-			got.WriteByte('\n')
-			path := filepath.Join("testdata", tt.golden)
-			if *update {
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("Prepare() =\n%s\nwant\n%s", got.Bytes(), want)
-			}
+			providertest.GoldenJSON(t, filepath.Join("testdata", tt.golden), body, *update)
 		})
 	}
 }
