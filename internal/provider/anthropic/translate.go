@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -293,7 +294,7 @@ func (t *Translator) report(raw string) {
 	}
 	out := count(have.Output)
 	t.asm.Usage(wire.Usage{
-		InputTokens:       count(have.Input) + count(have.CacheWrite),
+		InputTokens:       sum(count(have.Input), count(have.CacheWrite)),
 		CachedInputTokens: count(have.CacheRead),
 		OutputTokens:      out,
 		ReasoningTokens:   min(count(t.thinking), out),
@@ -306,6 +307,15 @@ func count(p *int64) int64 {
 		return 0
 	}
 	return max(*p, 0)
+}
+
+// sum is a + b for counts (never negative), saturating: hostile counts
+// never wrap into a negative total.
+func sum(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func isObject(raw []byte) bool {
