@@ -20,15 +20,7 @@ import (
 // turn's tool group (same provider and model). The thinking never reaches
 // the visible answer, the session log or the events.
 func TestAnthropicThinkingToolTurn(t *testing.T) {
-	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{Model: "claude-sonnet-4-5"}))
-	e.cfg = &config.Config{
-		Providers: []config.Provider{{Name: "anthropic", API: config.API(anthropic.API.Name), BaseURL: e.http.URL, MaxTokens: 8192, ThinkingBudget: 2048}},
-		Models:    []config.Model{{Provider: "anthropic", Name: "claude-sonnet-4-5", ContextTokens: 200000}},
-		Routes:    []config.Route{{Name: "default", Targets: []config.Target{{Provider: "anthropic", Model: "claude-sonnet-4-5"}}}},
-	}
-	e.cfg.ApplyDefaults()
-	e.startWorker()
-	e.serveTools(map[string]toolworker.Handler{"lookup": echoTool("lookup")})
+	e := newThinkingEnv(t, config.History{})
 	c := e.client()
 	for _, turnID := range []string{"t1", "t2"} {
 		ctx := ctxFor(t)
@@ -98,4 +90,52 @@ func TestAnthropicThinkingToolTurn(t *testing.T) {
 		}
 	}
 	conforms(t, e.js, "an", "t2")
+}
+
+// TestAnthropicThinkingEchoOverCap: with extended thinking on, a tool step
+// whose signed thinking is over the echo cap is not stored for replay;
+// Anthropic (and the mock) refuse tool results whose assistant message does
+// not open with its thinking, so the step must replay flat, not natively
+// without its thinking. (The mock answers a flat result by calling the tool
+// again: the turn ends at its iteration budget, not refused.)
+func TestAnthropicThinkingEchoOverCap(t *testing.T) {
+	e := newThinkingEnv(t, config.History{EchoCap: 16}) // under any signed thinking
+	ctx := ctxFor(t)
+	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "ao", TurnID: "t1",
+		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "look up a"}}, Tools: []wire.Tool{lookupTool},
+		Budgets: &wire.Budgets{MaxIterations: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := turn.Wait(ctx)
+	if err != nil || res.Terminal.Payload["reason"] != "budget_exceeded" {
+		t.Fatalf("turn: %+v, %v; want it to end at its budget, not refused", res.Terminal, err)
+	}
+	reqs := e.mock.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("provider requests = %d; want 2", len(reqs))
+	}
+	for _, m := range reqs[1].AnthropicMessages {
+		if m.Role == "assistant" && len(m.Content.Of("tool_use")) > 0 {
+			t.Errorf("step 2 replays a tool_use message without its thinking: %+v", m.Content)
+		}
+	}
+}
+
+// newThinkingEnv runs a worker whose one route is an Anthropic provider
+// with extended thinking on, over the mock's /v1/messages, and a lookup
+// tool worker.
+func newThinkingEnv(t *testing.T, h config.History) *env {
+	t.Helper()
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{Model: "claude-sonnet-4-5"}))
+	e.cfg = &config.Config{
+		Providers: []config.Provider{{Name: "anthropic", API: config.API(anthropic.API.Name), BaseURL: e.http.URL, MaxTokens: 8192, ThinkingBudget: 2048}},
+		Models:    []config.Model{{Provider: "anthropic", Name: "claude-sonnet-4-5", ContextTokens: 200000}},
+		Routes:    []config.Route{{Name: "default", Targets: []config.Target{{Provider: "anthropic", Model: "claude-sonnet-4-5"}}}},
+		History:   h,
+	}
+	e.cfg.ApplyDefaults()
+	e.startWorker()
+	e.serveTools(map[string]toolworker.Handler{"lookup": echoTool("lookup")})
+	return e
 }

@@ -79,7 +79,15 @@ func buildRegistry(cfg *config.Config, hc *http.Client, build AdapterFunc) (*pro
 		if err != nil {
 			return nil, routeTable{}, err
 		}
-		caps := capabilities(api.Capabilities, p.Capabilities)
+		base := api.Capabilities
+		if api.Settings.Thinking && p.ThinkingBudget > 0 {
+			// With thinking on, a tool step's results are refused unless
+			// its assistant message opens with its signed thinking: a step
+			// without its echo (over the cap, another model's) replays
+			// flat, not natively without it.
+			base.ReasoningEcho = true
+		}
+		caps := capabilities(base, p.Capabilities)
 		format := p.ToolCallIDFormat
 		if format == "" {
 			format = api.CallIDFormat

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -99,12 +100,20 @@ type Usage struct {
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 }
 
-// Add accumulates o into u.
+// Add accumulates o into u, each count saturating at math.MaxInt64: a
+// provider's hostile counts never wrap a turn's total negative.
 func (u *Usage) Add(o Usage) {
-	u.InputTokens += o.InputTokens
-	u.CachedInputTokens += o.CachedInputTokens
-	u.OutputTokens += o.OutputTokens
-	u.ReasoningTokens += o.ReasoningTokens
+	add := func(dst *int64, n int64) {
+		if n > 0 && *dst > math.MaxInt64-n {
+			*dst = math.MaxInt64
+			return
+		}
+		*dst += n
+	}
+	add(&u.InputTokens, o.InputTokens)
+	add(&u.CachedInputTokens, o.CachedInputTokens)
+	add(&u.OutputTokens, o.OutputTokens)
+	add(&u.ReasoningTokens, o.ReasoningTokens)
 }
 
 // Truncation of tool results. A result too long to store is kept as its

@@ -805,6 +805,11 @@ func TestUsageAdd(t *testing.T) {
 	if want := (Usage{InputTokens: 11, CachedInputTokens: 22, OutputTokens: 33, ReasoningTokens: 44}); u != want {
 		t.Errorf("Usage.Add = %+v; want %+v", u, want)
 	}
+	huge := Usage{InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64 - 1}
+	huge.Add(Usage{InputTokens: math.MaxInt64, OutputTokens: 5, ReasoningTokens: 1})
+	if want := (Usage{InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64, ReasoningTokens: 1}); huge != want {
+		t.Errorf("Usage.Add of huge counts = %+v; want %+v (saturated)", huge, want)
+	}
 }
 
 func TestSessionEventTerminal(t *testing.T) {

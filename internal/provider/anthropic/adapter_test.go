@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"strings"
@@ -93,6 +94,13 @@ func TestStreamFixtures(t *testing.T) {
 			file: "cache_usage.sse", text: "Cached.",
 			finish: wire.FinishStop, rawFinish: "end_turn",
 			usage: &wire.Usage{InputTokens: 12 + 2048, CachedInputTokens: 1024, OutputTokens: 7},
+		},
+		{
+			// A hostile count: the buckets' sum saturates rather than
+			// wrapping negative, a negative count is 0.
+			file: "huge_usage.sse", text: "Counted.",
+			finish: wire.FinishStop, rawFinish: "end_turn",
+			usage: &wire.Usage{InputTokens: math.MaxInt64},
 		},
 		{
 			file: "stop_sequence.sse", text: "one, two",

@@ -18,7 +18,10 @@ const EchoName = "thinking"
 // another model's thinking is foreign reasoning, dropped). It is not
 // required (ReasoningEcho off): Anthropic ignores the thinking of earlier
 // turns, so a turn another provider answered still replays natively,
-// without thinking. No structured output (Prepare sends no output schema)
+// without thinking. With thinking on (a provider's thinking_budget) the
+// worker makes it required: Anthropic refuses tool results whose
+// assistant message does not open with its thinking, so a step without
+// its echo replays flat. No structured output (Prepare sends no output schema)
 // and no durable cursor: continuation is turn-local (seed 003), every
 // request carries the history it continues.
 var API = provider.API{

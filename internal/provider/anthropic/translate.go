@@ -3,6 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -28,8 +30,10 @@ type errorEvent = sdk.ErrorResponse
 // assembler's.
 type block struct {
 	kind string
-	// signature of a thinking block, data of a redacted one.
-	signature, data string
+	// signature of a thinking block (fragments appended, never copied
+	// whole), data of a redacted one.
+	signature strings.Builder
+	data      string
 	// input is a tool_use block's input as its content_block_start sent it;
 	// it is the arguments only if no input_json_delta arrives.
 	input   []byte
@@ -42,6 +46,7 @@ type Translator struct {
 	asm    *assemble.Assembler
 	blocks map[int]*block
 	order  []int // block indices in the order they started
+	calls  []int // the tool_use blocks' indices, in the same order
 	stop   string
 	// usage and thinking are the counts reported so far.
 	usage    usage
@@ -191,6 +196,9 @@ func (t *Translator) open(i int, kind string) *block {
 	b := &block{kind: kind}
 	t.blocks[i] = b
 	t.order = append(t.order, i)
+	if kind == blockToolUse {
+		t.calls = append(t.calls, i)
+	}
 	return b
 }
 
@@ -211,19 +219,20 @@ func (t *Translator) openAs(i int, b *block, kind string) *block {
 // reasoning the assembler does not hold.
 func (t *Translator) sign(b *block, s string) {
 	if s != "" && t.asm.OpaqueReasoning(len(s)) {
-		b.signature += s
+		b.signature.WriteString(s)
 	}
 }
 
 // settleCalls ends the tool calls whose block stopped, once the stop
 // reason is known: under a length stop (max_tokens), the block being
 // written when the tokens ran out (the last one started) stays open, so
-// it is never complete, whatever its arguments.
+// it is never complete, whatever its arguments. It walks the tool_use
+// blocks alone (at most the tool-call limit), not every block: a stream
+// of many blocks and many stop reasons costs no more than its size.
 func (t *Translator) settleCalls() {
 	cut := assemble.NormalizeFinish(t.stop) == wire.FinishLength
-	for n, i := range t.order {
-		b := t.blocks[i]
-		if b.kind != blockToolUse || !b.stopped || cut && n == len(t.order)-1 {
+	for _, i := range t.calls {
+		if !t.blocks[i].stopped || cut && i == t.order[len(t.order)-1] {
 			continue
 		}
 		t.asm.End(i)
@@ -238,9 +247,9 @@ func (t *Translator) Response() *assemble.Response {
 	for _, i := range t.order {
 		b := t.blocks[i]
 		switch {
-		case b.kind == blockThinking && b.signature != "":
+		case b.kind == blockThinking && b.signature.Len() > 0:
 			text := t.asm.Block(i).Text()
-			echo = append(echo, echoBlock{Type: blockThinking, Thinking: &text, Signature: b.signature})
+			echo = append(echo, echoBlock{Type: blockThinking, Thinking: &text, Signature: b.signature.String()})
 		case b.kind == blockRedacted && b.data != "":
 			echo = append(echo, echoBlock{Type: blockRedacted, Data: b.data})
 		}
@@ -285,7 +294,7 @@ func (t *Translator) report(raw string) {
 	}
 	out := count(have.Output)
 	t.asm.Usage(wire.Usage{
-		InputTokens:       count(have.Input) + count(have.CacheWrite),
+		InputTokens:       sum(count(have.Input), count(have.CacheWrite)),
 		CachedInputTokens: count(have.CacheRead),
 		OutputTokens:      out,
 		ReasoningTokens:   min(count(t.thinking), out),
@@ -298,6 +307,15 @@ func count(p *int64) int64 {
 		return 0
 	}
 	return max(*p, 0)
+}
+
+// sum is a + b for counts (never negative), saturating: hostile counts
+// never wrap into a negative total.
+func sum(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func isObject(raw []byte) bool {
