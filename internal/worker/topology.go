@@ -25,13 +25,7 @@ func Topology(cfg *config.Config) bus.Topology {
 		Replicas:    cfg.NATS.Replicas,
 		AckWait:     cfg.Worker.AckWait.D(),
 		ToolAckWait: cfg.Worker.ToolAckWait.D(),
-		// Deliveries are not capped by the server: a request left at its
-		// last delivery would stay in the work queue forever and block its
-		// session. The lifecycle counts them durably (the lease) and fails
-		// the turn past the limit.
-		MaxDeliver: -1,
-		// A redelivered tool call must still be deduplicated.
-		DuplicateWindow: max(10*time.Minute, 2*(cfg.Worker.ToolTimeout.D()+cfg.Worker.AckWait.D())),
+		ToolTimeout: cfg.Worker.ToolTimeout.D(),
 	}
 }
 
