@@ -20,7 +20,6 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/internal/mockllm"
-	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/toolworker/mcptools"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -122,7 +121,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("streams", "[--config F] [--nats-url URL] [--inbox-prefix P]", "info")
 	conn := f.natsFlags(natsURLUsage)
-	cfgPath := f.String("config", "", "worker config (for prefix, replicas, ack wait)")
+	cfgPath := f.String("config", "", "worker config: the topology is the one its workers ensure (nats and worker settings)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -139,7 +138,7 @@ func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	} else {
 		cfg.ApplyDefaults()
 	}
-	nc, err := conn.connect(conn.URL(), "turnstream streams")
+	nc, err := conn.connect(conn.URLWith(cfg), "turnstream streams")
 	if err != nil {
 		return err
 	}
@@ -148,7 +147,7 @@ func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	topo, err := worker.EnsureTopology(ctx, js, cfg, log)
+	topo, err := bus.EnsureTopology(ctx, js, cfg.Topology(), log)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 )
 
 // ClusterReplicas is the replica count ReplicasFor gives every stream in a
@@ -67,6 +68,41 @@ func ReplicasFor(ctx context.Context, js jetstream.JetStream) (int, error) {
 	return ClusterReplicas, nil
 }
 
+// EnsureTopology is what a worker runs at start, and `turnstream streams`
+// the same way: it resolves t's replica count when t names none (Replicas
+// 0: ReplicasFor, asked again with EnsureRetry's backoff until the servers
+// answer or ctx ends), then ensures t with EnsureRetry. Retries are logged
+// to log, at WARN on the first attempt and every tenth, else at DEBUG. It
+// returns t as ensured, its replica count resolved.
+func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology, log zerolog.Logger) (Topology, error) {
+	retry := func(attempt int, err error, next time.Duration) {
+		ev := log.Debug()
+		if attempt == 1 || attempt%10 == 0 {
+			ev = log.Warn()
+		}
+		ev.Err(err).Int("attempt", attempt).Dur("next", next).Msg("JetStream not ready; retrying")
+	}
+	if t.Replicas == 0 {
+		b := backoff.WithContext(backoff.NewExponentialBackOff(
+			backoff.WithInitialInterval(ensureInitialInterval), backoff.WithMaxInterval(ensureMaxInterval),
+			backoff.WithMaxElapsedTime(0)), ctx)
+		attempt := 0
+		err := backoff.RetryNotify(func() error {
+			attempt++
+			actx, cancel := context.WithTimeout(ctx, replicasAttemptTimeout)
+			defer cancel()
+			n, err := ReplicasFor(actx, js)
+			t.Replicas = n
+			return err
+		}, b, func(err error, next time.Duration) { retry(attempt, err, next) })
+		if err != nil {
+			return t, err
+		}
+		log.Info().Int("replicas", t.Replicas).Msg("stream replicas chosen for the server")
+	}
+	return t, EnsureRetry(ctx, js, t, retry)
+}
+
 // Backoff of EnsureRetry between attempts.
 const (
 	ensureInitialInterval = 100 * time.Millisecond
@@ -75,6 +111,8 @@ const (
 	// so that a request whose answer was lost (its server died) delays
 	// the next attempt by this much, not until ctx ends.
 	ensureAttemptTimeout = 15 * time.Second
+	// replicasAttemptTimeout bounds one ReplicasFor of EnsureTopology.
+	replicasAttemptTimeout = 10 * time.Second
 )
 
 // EnsureRetry runs t.Ensure until it succeeds, waiting between attempts

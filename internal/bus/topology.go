@@ -19,11 +19,19 @@ const WorkerConsumer = "turn-workers"
 // ToolConsumer is the durable consumer name of a tool on TURN_TOOLS.
 func ToolConsumer(tool string) string { return "tool-" + tool }
 
-// Defaults of the tool consumers (Topology.ToolAckWait,
-// Topology.ToolInactiveThreshold).
+// Defaults of the topology's consumers and dedupe window, declared here
+// only: the config's defaults (worker.ack_wait, worker.tool_ack_wait) are
+// these.
 const (
-	DefaultToolAckWait           = 5 * time.Second
+	// DefaultAckWait is the Topology.AckWait default.
+	DefaultAckWait = 30 * time.Second
+	// DefaultToolAckWait is the Topology.ToolAckWait default.
+	DefaultToolAckWait = 5 * time.Second
+	// DefaultToolInactiveThreshold is the Topology.ToolInactiveThreshold
+	// default.
 	DefaultToolInactiveThreshold = time.Hour
+	// DefaultDuplicateWindow is the least Topology.DuplicateWindow default.
+	DefaultDuplicateWindow = 10 * time.Minute
 )
 
 // toolMaxDeliver caps the deliveries of one tool call, as the tool
@@ -54,14 +62,20 @@ type Topology struct {
 	// DeadMaxAge bounds dead-lettered requests. Default 7 days.
 	DeadMaxAge time.Duration
 	// DuplicateWindow is the Nats-Msg-Id dedupe window of submit, message,
-	// tool and result streams. Default 10 minutes.
+	// tool and result streams. Default: long enough for a redelivered tool
+	// call to be deduplicated, 2*(ToolTimeout+AckWait), and at least
+	// DefaultDuplicateWindow (10 minutes).
 	DuplicateWindow time.Duration
+	// ToolTimeout is how long a tool call may take (worker.tool_timeout);
+	// it only sizes the default DuplicateWindow. Default 0.
+	ToolTimeout time.Duration
 	// AckWait is how long a worker may hold a turn without a heartbeat
-	// before it is redelivered. Default 30s.
+	// before it is redelivered. Default DefaultAckWait (30s). The worker
+	// consumer caps no deliveries: a request left at its last delivery
+	// would stay in the work queue forever and block its session, so the
+	// workers count deliveries durably (the session lease) and fail the
+	// turn past worker.max_deliver.
 	AckWait time.Duration
-	// MaxDeliver caps deliveries of one turn request. Default 10; -1 for
-	// no cap (workers then count deliveries themselves).
-	MaxDeliver int
 	// ToolAckWait is the AckWait of the tool consumers: how long the
 	// server waits for word from a tool worker holding a call before it
 	// redelivers the call. Tool workers heartbeat every third of it, so a
@@ -110,14 +124,11 @@ func (t Topology) withDefaults() Topology {
 	if t.DeadMaxAge <= 0 {
 		t.DeadMaxAge = 7 * 24 * time.Hour
 	}
-	if t.DuplicateWindow <= 0 {
-		t.DuplicateWindow = 10 * time.Minute
-	}
 	if t.AckWait <= 0 {
-		t.AckWait = 30 * time.Second
+		t.AckWait = DefaultAckWait
 	}
-	if t.MaxDeliver == 0 {
-		t.MaxDeliver = 10
+	if t.DuplicateWindow <= 0 {
+		t.DuplicateWindow = max(DefaultDuplicateWindow, 2*(max(t.ToolTimeout, 0)+t.AckWait))
 	}
 	if t.ToolAckWait <= 0 {
 		t.ToolAckWait = DefaultToolAckWait
@@ -203,7 +214,8 @@ func (t Topology) Streams() []jetstream.StreamConfig {
 	return []jetstream.StreamConfig{submit, chunks, raw, messages, events, tools, results, dead}
 }
 
-// WorkerConsumerConfig is the durable pull consumer workers share.
+// WorkerConsumerConfig is the durable pull consumer workers share. It caps
+// no deliveries (MaxDeliver -1; see Topology.AckWait).
 func (t Topology) WorkerConsumerConfig() jetstream.ConsumerConfig {
 	t = t.withDefaults()
 	return jetstream.ConsumerConfig{
@@ -212,7 +224,7 @@ func (t Topology) WorkerConsumerConfig() jetstream.ConsumerConfig {
 		FilterSubject: t.Subjects.All("submit"),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       t.AckWait,
-		MaxDeliver:    t.MaxDeliver,
+		MaxDeliver:    -1,
 		MaxAckPending: 10000,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,46 @@ func TestOpenStoresAreCapped(t *testing.T) {
 			}
 			if _, err := js.Publish(ctx, s.Message("after-flood"), []byte(`{}`)); err != nil {
 				t.Errorf("session-log append after the flood: %v", err)
+			}
+		})
+	}
+}
+
+// TestWorkerConsumerUncapped: whatever the topology, the shared worker
+// consumer caps no deliveries (workers count them in the session lease),
+// so no ensure, the worker's or another's, can cap it.
+func TestWorkerConsumerUncapped(t *testing.T) {
+	for _, topo := range []bus.Topology{
+		{},
+		{AckWait: 45 * time.Second, ToolTimeout: 10 * time.Minute, Replicas: 3},
+	} {
+		if got := topo.WorkerConsumerConfig().MaxDeliver; got != -1 {
+			t.Errorf("%+v.WorkerConsumerConfig().MaxDeliver = %d; want -1", topo, got)
+		}
+	}
+}
+
+// TestDuplicateWindow: by default the dedupe window covers a redelivered
+// tool call (twice the tool timeout and ack wait), and is at least
+// DefaultDuplicateWindow; a configured one wins.
+func TestDuplicateWindow(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		topo bus.Topology
+		want time.Duration
+	}{
+		{"zero", bus.Topology{}, bus.DefaultDuplicateWindow},
+		{"short tool timeout", bus.Topology{ToolTimeout: time.Minute}, bus.DefaultDuplicateWindow},
+		{"long tool timeout", bus.Topology{ToolTimeout: 10 * time.Minute, AckWait: 45 * time.Second}, 2 * (10*time.Minute + 45*time.Second)},
+		{"configured", bus.Topology{ToolTimeout: 10 * time.Minute, DuplicateWindow: time.Minute}, time.Minute},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			i := slices.IndexFunc(tt.topo.Streams(), func(c jetstream.StreamConfig) bool { return c.Name == wire.StreamSubmit })
+			if i < 0 {
+				t.Fatalf("Streams() has no %s", wire.StreamSubmit)
+			}
+			if got := tt.topo.Streams()[i].Duplicates; got != tt.want {
+				t.Errorf("%s duplicate window = %v; want %v", wire.StreamSubmit, got, tt.want)
 			}
 		})
 	}

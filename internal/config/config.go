@@ -117,10 +117,10 @@ type History struct {
 	// the context window. Default none: a fixed notice says what was left out.
 	SummaryRoute string `yaml:"summary_route,omitempty" json:"summary_route,omitempty"`
 	// EchoCap bounds the reasoning echo stored per tool-call turn, in bytes.
-	// Default 65536.
+	// Default history.DefaultEchoCap (65536).
 	EchoCap int `yaml:"echo_cap,omitempty" json:"echo_cap,omitempty"`
 	// Reserve is the fraction of the context window kept for the answer.
-	// Default 0.25.
+	// Default history.DefaultReserve (0.25).
 	Reserve float64 `yaml:"reserve,omitempty" json:"reserve,omitempty"`
 }
 
@@ -140,7 +140,8 @@ type Provider struct {
 	// Headers are extra HTTP headers sent with every request (no secrets:
 	// use the key settings for credentials).
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-	// IdleTimeout ends a stream that sends no event for this long. Default 60s.
+	// IdleTimeout ends a stream that sends no event for this long. Default
+	// provider.DefaultIdleTimeout (60s).
 	IdleTimeout Duration `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
 	// Deprecated keeps the provider registered but advertising no models and
 	// refusing execution.
@@ -248,21 +249,23 @@ type Worker struct {
 	// Concurrency is how many turns one worker runs at once. Default 64.
 	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
 	// AckWait is how long a turn may go without a heartbeat before another
-	// worker gets it. Default 30s.
+	// worker gets it. Default bus.DefaultAckWait (30s).
 	AckWait Duration `yaml:"ack_wait,omitempty" json:"ack_wait,omitempty"`
 	// MaxDeliver caps deliveries of one turn request: past it the worker
 	// fails the turn (deliveries_exhausted) instead of running it again.
-	// Default 10.
+	// The server caps none (bus.Topology.AckWait says why). Default
+	// DefaultMaxDeliver (10).
 	MaxDeliver int `yaml:"max_deliver,omitempty" json:"max_deliver,omitempty"`
 	// ToolTimeout is how long a tool call may take before its result is
-	// synthesized as an error. Default 60s.
+	// synthesized as an error. Default DefaultToolTimeout (60s).
 	ToolTimeout Duration `yaml:"tool_timeout,omitempty" json:"tool_timeout,omitempty"`
 	// ToolAckWait is the AckWait of the tool consumers the workers create
 	// (one per tool, "tool-<name>" on TURN_TOOLS): how long the server
 	// waits for word from a tool worker holding a call before it
 	// redelivers the call. Tool workers heartbeat every third of it, so a
 	// dead tool worker's call is answered (run again, or "tool outcome
-	// unknown") within about two of it. At least 1s. Default 5s. Every
+	// unknown") within about two of it. At least MinToolAckWait (1s).
+	// Default bus.DefaultToolAckWait (5s). Every
 	// worker of a deployment should use the same value: the consumers are
 	// shared, and the last worker to create one sets it.
 	ToolAckWait Duration `yaml:"tool_ack_wait,omitempty" json:"tool_ack_wait,omitempty"`

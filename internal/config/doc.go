@@ -6,5 +6,9 @@
 // model). Keys are read from the environment or from files the config names,
 // never from requests and never from the config file itself.
 //
+// It derives the JetStream topology a configured worker ensures
+// (Config.Topology, a bus.Topology) but never talks to NATS: bus builds
+// and ensures the streams, buckets and consumers.
+//
 // Config is loaded once at start; nothing here watches for changes.
 package config

@@ -13,19 +13,28 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/provider/apis"
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/schemas"
 )
 
-// Defaults applied by Load and Default.
+// Defaults applied by Load and Default. Defaults of settings another
+// package applies are declared there and referenced by ApplyDefaults:
+// bus.DefaultAckWait, bus.DefaultToolAckWait, provider.DefaultIdleTimeout,
+// and (applied downstream, not here) history.DefaultEchoCap and
+// history.DefaultReserve.
 const (
 	DefaultRoute         = "default"
 	DefaultContextTokens = 128000
-	// DefaultToolAckWait is worker.tool_ack_wait's default; MinToolAckWait
-	// the least it may be.
-	DefaultToolAckWait = 5 * time.Second
-	MinToolAckWait     = time.Second
+	// DefaultMaxDeliver is worker.max_deliver's default.
+	DefaultMaxDeliver = 10
+	// DefaultToolTimeout is worker.tool_timeout's default; the turn loop
+	// takes it for a zero ToolTimeout too.
+	DefaultToolTimeout = 60 * time.Second
+	// MinToolAckWait is the least worker.tool_ack_wait may be.
+	MinToolAckWait = time.Second
 )
 
 // Load reads, schema-validates and checks a YAML config file.
@@ -128,23 +137,23 @@ func (c *Config) ApplyDefaults() {
 		c.Worker.Concurrency = 64
 	}
 	if c.Worker.AckWait == 0 {
-		c.Worker.AckWait = Duration(30 * time.Second)
+		c.Worker.AckWait = Duration(bus.DefaultAckWait)
 	}
 	if c.Worker.MaxDeliver == 0 {
-		c.Worker.MaxDeliver = 10
+		c.Worker.MaxDeliver = DefaultMaxDeliver
 	}
 	if c.Worker.ToolTimeout == 0 {
-		c.Worker.ToolTimeout = Duration(60 * time.Second)
+		c.Worker.ToolTimeout = Duration(DefaultToolTimeout)
 	}
 	if c.Worker.ToolAckWait == 0 {
-		c.Worker.ToolAckWait = Duration(DefaultToolAckWait)
+		c.Worker.ToolAckWait = Duration(bus.DefaultToolAckWait)
 	}
 	if c.Worker.DrainTimeout == 0 {
 		c.Worker.DrainTimeout = Duration(30 * time.Second)
 	}
 	for i := range c.Providers {
 		if c.Providers[i].IdleTimeout == 0 {
-			c.Providers[i].IdleTimeout = Duration(60 * time.Second)
+			c.Providers[i].IdleTimeout = Duration(provider.DefaultIdleTimeout)
 		}
 	}
 	for i := range c.Models {

@@ -9,8 +9,12 @@ import (
 )
 
 // DefaultEchoCap bounds the replay echo stored for, and sent with, one
-// tool-call turn.
+// tool-call turn (history.echo_cap).
 const DefaultEchoCap = 64 << 10
+
+// DefaultReserve is the fraction of a route's context window the turn loop
+// keeps for the answer when it selects history (history.reserve).
+const DefaultReserve = 0.25
 
 // Reasons native replay is skipped (coarse, for diagnostics events).
 const (

@@ -121,6 +121,11 @@ type Settings struct {
 	Thinking bool
 }
 
+// DefaultIdleTimeout is how long an answer may make no progress before it
+// ends: the idle timeout of every configured provider (idle_timeout) and of
+// every adapter given none.
+const DefaultIdleTimeout = 60 * time.Second
+
 // AdapterOptions configure any API's adapter; each API reads the fields
 // it has a use for.
 type AdapterOptions struct {
@@ -135,7 +140,8 @@ type AdapterOptions struct {
 	// are bounded by IdleTimeout and the caller's context).
 	HTTPClient *http.Client
 	// IdleTimeout ends an answer that makes no progress for this long
-	// (keep-alives are not progress); zero takes the adapter's default.
+	// (keep-alives are not progress); zero takes the adapter's default,
+	// DefaultIdleTimeout.
 	// Without streaming nothing arrives until the whole response is
 	// generated, so it must cover the longest generation.
 	IdleTimeout time.Duration

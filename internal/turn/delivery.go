@@ -158,7 +158,9 @@ type Lifecycle struct {
 	Loop     *Loop
 	Sessions Sessions
 	// MaxDeliveries is how many deliveries of a request may take the lease
-	// and die before the turn is failed ("deliveries_exhausted").
+	// and die before the turn is failed ("deliveries_exhausted"): the
+	// worker's worker.max_deliver (default config.DefaultMaxDeliver).
+	// Required: the server caps no deliveries.
 	MaxDeliveries int
 	Log           zerolog.Logger
 }

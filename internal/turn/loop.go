@@ -47,7 +47,8 @@ type Loop struct {
 	State StateStore
 	// History tunes prompt assembly.
 	History HistoryOptions
-	// ToolTimeout is each tool call's deadline. Default 60s.
+	// ToolTimeout is each tool call's deadline. Default
+	// config.DefaultToolTimeout (60s).
 	ToolTimeout time.Duration
 	// CallKey is the fleet key (bus.State.CallTokenKey): each dispatched
 	// call carries a token signed with it, and a result is accepted only
@@ -74,10 +75,11 @@ type HistoryOptions struct {
 	// SummaryRoute names the route that summarizes history left out to fit
 	// the context window; empty uses a deterministic notice instead.
 	SummaryRoute string
-	// EchoCap bounds stored replay echo per tool-call turn. Default 64 KiB.
+	// EchoCap bounds stored replay echo per tool-call turn. Default
+	// history.DefaultEchoCap (64 KiB).
 	EchoCap int
-	// Reserve is the fraction of the context window kept for the answer.
-	// Default 0.25.
+	// Reserve is the fraction of the context window kept for the answer,
+	// less than 1. Default history.DefaultReserve (0.25).
 	Reserve float64
 }
 

@@ -21,7 +21,7 @@ const summarizerSystem = "You compress conversations so they can continue in les
 func (r *run) prompt(ctx context.Context, instruction string) (*provider.Request, *history.Projection, error) {
 	reserve := r.loop.History.Reserve
 	if reserve <= 0 || reserve >= 1 {
-		reserve = 0.25
+		reserve = history.DefaultReserve
 	}
 	window := int(float64(r.loop.Routes.ContextTokens(r.req.Route)) * (1 - reserve))
 	fixed := history.Estimate(r.req.System) + history.Estimate(instruction) + r.toolTokens()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/turnstream/turnstream/internal/calltoken"
+	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/redact"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -113,7 +114,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	}
 	timeout := r.loop.ToolTimeout
 	if timeout <= 0 {
-		timeout = 60 * time.Second
+		timeout = config.DefaultToolTimeout
 	}
 	deadline := r.loop.now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

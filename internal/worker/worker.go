@@ -107,11 +107,11 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		return nil, fmt.Errorf("worker: jetstream: %w", err)
 	}
 	cfg := o.Config
-	subjects := wire.Subjects{Prefix: cfg.NATS.Prefix}
-	topo, err := EnsureTopology(ctx, js, cfg, o.Log)
+	topo, err := bus.EnsureTopology(ctx, js, cfg.Topology(), o.Log)
 	if err != nil {
 		return nil, err
 	}
+	subjects := topo.Subjects
 	b, err := topo.Open(ctx, js, o.Log)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultIdleTimeout ends an answer that makes no progress for this long.
-const DefaultIdleTimeout = 60 * time.Second
+const DefaultIdleTimeout = provider.DefaultIdleTimeout
 
 // Options configure a Client: the adapter's options (BaseURL is the API
 // root, paths given to Post are relative to it; APIKey is sent as a bearer
