@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -65,7 +66,9 @@ const cancelStoreTimeout = 10 * time.Second
 // delivery made cancellable after the first look read the stored cancels
 // before they held this one, and is cancelled now; one made cancellable
 // after the second look reads them after, and finds it. A cancel sent as a
-// request is answered once stored (wire.Cancel).
+// request is answered once stored (wire.Cancel). The store runs beside the
+// callback, at most cancelStorers at once; past them a cancel is answered
+// not stored.
 func (w *Worker) handleCancel(ctx context.Context, m *nats.Msg) {
 	session := w.subjects.SessionOf(m.Subject)
 	if !wire.ValidToken(session) {
@@ -83,19 +86,61 @@ func (w *Worker) handleCancel(ctx context.Context, m *nats.Msg) {
 		return
 	}
 	n := w.cancels.cancel(session, req.TurnID)
-	var stored error
-	if req.TurnID != "" {
-		sctx, cancel := context.WithTimeout(ctx, cancelStoreTimeout)
-		stored = w.state.StoreCancel(sctx, session, req.TurnID)
-		cancel()
-		if stored != nil {
-			w.log.Error().Err(stored).Str("session_id", session).Str("turn_id", req.TurnID).Msg("cancel not stored")
-		}
-		n = w.cancels.cancel(session, req.TurnID)
-	}
 	if n > 0 {
 		w.log.Info().Str("session_id", session).Str("turn_id", req.TurnID).Int("turns", n).Msg("turn cancelled by request")
 	}
+	if req.TurnID == "" {
+		w.answerCancel(m, session, nil)
+		return
+	}
+	// The store and its answer leave the callback: a slow store must not
+	// hold the next cancel, which may be for a running turn.
+	select {
+	case w.storing <- struct{}{}:
+	default:
+		w.log.Warn().Str("session_id", session).Str("turn_id", req.TurnID).Int("storing", cap(w.storing)).Msg("cancel not stored: too many being stored")
+		w.answerCancel(m, session, errStoreBusy)
+		return
+	}
+	go func() {
+		defer func() { <-w.storing }()
+		w.storeCancel(ctx, m, session, req.TurnID)
+	}()
+}
+
+// cancelStorers bounds the cancels one worker stores at once.
+const cancelStorers = 16
+
+// errStoreBusy: the worker was storing cancelStorers cancels already.
+var errStoreBusy = errors.New("worker: too many cancels being stored")
+
+// storeCancel stores a cancel of session's turn, looks at the running
+// turns again, and answers the request.
+func (w *Worker) storeCancel(ctx context.Context, m *nats.Msg, session, turnID string) {
+	sctx, cancel := context.WithTimeout(ctx, cancelStoreTimeout)
+	stored := w.state.StoreCancel(sctx, session, turnID)
+	cancel()
+	if stored != nil {
+		w.log.Error().Err(stored).Str("session_id", session).Str("turn_id", turnID).Msg("cancel not stored")
+	}
+	if n := w.cancels.cancel(session, turnID); n > 0 {
+		w.log.Info().Str("session_id", session).Str("turn_id", turnID).Int("turns", n).Msg("turn cancelled by request")
+	}
+	w.answerCancel(m, session, stored)
+}
+
+// cancelsStored waits for the cancels being stored (Run's exit).
+func (w *Worker) cancelsStored() {
+	for range cap(w.storing) {
+		w.storing <- struct{}{}
+	}
+	for range cap(w.storing) {
+		<-w.storing
+	}
+}
+
+// answerCancel answers a cancel sent as a request: stored, or not.
+func (w *Worker) answerCancel(m *nats.Msg, session string, stored error) {
 	if m.Reply == "" {
 		return
 	}

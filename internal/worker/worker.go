@@ -61,6 +61,9 @@ type Worker struct {
 	loop     *turn.Loop
 	turns    *turn.Lifecycle
 	cancels  cancels
+	// storing bounds the cancels being stored at once (storeCancel), so a
+	// flood of cancels never holds the cancel subscription's callback.
+	storing chan struct{}
 	// decodeSlots bound how many large requests decode at once (one per
 	// CPU): decoding is CPU-bound, and its memory is what a burst of
 	// hostile requests would multiply.
@@ -142,6 +145,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		instance:    nuid.Next(),
 		parking:     newParking(maxParkedPerSlot * cfg.Worker.Concurrency),
 		stopping:    make(chan struct{}),
+		storing:     make(chan struct{}, cancelStorers),
 		beats:       newHeartbeats(topo.WorkerConsumerConfig().AckWait / 3),
 	}
 	w.loop = &turn.Loop{
@@ -189,6 +193,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: cancel subscription: %w", err)
 	}
+	defer w.cancelsStored()
 	defer sub.Unsubscribe() //nolint:errcheck // the connection may be closing
 
 	// Running deliveries are kept alive until the last one is settled.
