@@ -1,6 +1,11 @@
 package wire_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -177,4 +182,73 @@ func TestEventNameStyle(t *testing.T) {
 			t.Errorf("event name %q does not match %s", name, eventName)
 		}
 	}
+}
+
+// TestProducersBuildTypedPayloads fails for any payload map built by hand
+// outside tests: a `Payload: map...{...}` field, an assignment of a map
+// literal to a Payload, or a key set in one (ev.Payload["k"] = v). Events
+// are built with wire.NewEvent from a payload type.
+func TestProducersBuildTypedPayloads(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "testdata", "vendor":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if isIdent(n.Key, "Payload") && isMapLiteral(n.Value) {
+					t.Errorf("%s: a payload map built by hand; use wire.NewEvent with a payload type", fset.Position(n.Pos()))
+				}
+			case *ast.AssignStmt:
+				for i, lhs := range n.Lhs {
+					if ix, ok := lhs.(*ast.IndexExpr); ok && isPayloadField(ix.X) {
+						t.Errorf("%s: a key set in a payload map; use wire.NewEvent with a payload type", fset.Position(n.Pos()))
+					}
+					if isPayloadField(lhs) && i < len(n.Rhs) && isMapLiteral(n.Rhs[i]) {
+						t.Errorf("%s: a payload map built by hand; use wire.NewEvent with a payload type", fset.Position(n.Pos()))
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
+}
+
+func isPayloadField(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Payload"
+}
+
+func isMapLiteral(e ast.Expr) bool {
+	cl, ok := e.(*ast.CompositeLit)
+	if !ok {
+		return false
+	}
+	_, isMap := cl.Type.(*ast.MapType)
+	return isMap || cl.Type == nil
 }
