@@ -29,6 +29,7 @@ func Generate(root string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for name, build := range map[string]func(root string) (*jsonschema.Schema, error){
 		schemas.SessionEvent: sessionEventSchema,
+		schemas.Config:       configSchema,
 	} {
 		s, err := build(root)
 		if err != nil {
