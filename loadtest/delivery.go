@@ -40,18 +40,8 @@ func chunkOf(c *wire.Chunk) chunkRecord {
 
 func eventOf(ev *wire.SessionEvent) eventRecord {
 	r := eventRecord{Type: ev.Type, Terminal: ev.Terminal()}
-	if ev.Type == wire.EventTurnAccepted {
-		switch d := ev.Payload["delivery"].(type) {
-		case float64:
-			r.Delivery = int(d)
-		case int64:
-			r.Delivery = int(d)
-		case uint64:
-			r.Delivery = int(d)
-		case int:
-			r.Delivery = d
-		}
-		r.Resumed, _ = ev.Payload["resumed"].(bool)
+	if a, err := wire.DecodePayload[wire.TurnAccepted](*ev); err == nil {
+		r.Delivery, r.Resumed = a.Delivery, a.Resumed
 	}
 	return r
 }

@@ -249,11 +249,17 @@ const outcomeCompleted = "completed"
 // reason is the event's reason, with the provider failure class when it
 // has one ("provider_failed:RESPONSE_TOO_LARGE").
 func reason(ev *wire.SessionEvent) string {
-	s, ok := ev.Payload["reason"].(string)
-	if !ok || s == "" {
+	var s, class string
+	switch p, _ := ev.Decode(); p := p.(type) {
+	case wire.TurnFailed:
+		s, class = string(p.Reason), string(p.Class)
+	case wire.TurnRejected:
+		s = string(p.Reason)
+	}
+	if s == "" {
 		s = "unknown"
 	}
-	if class, ok := ev.Payload["class"].(string); ok && class != "" {
+	if class != "" {
 		s += ":" + class
 	}
 	return s

@@ -1,7 +1,15 @@
 // Package schemas embeds the JSON Schemas (draft 2020-12) of turnstream's
 // public records and of the worker config file, so code can validate against
 // exactly the files other languages read.
+//
+// session_event.schema.json and config.schema.json are generated from the
+// Go types (internal/schemagen): edit the types and their doc comments,
+// then run go generate ./schemas. A test fails when the files differ from
+// what the generator produces. The other files are written by hand;
+// pkg/wire's tests check them against the Go types.
 package schemas
+
+//go:generate go run ./gen
 
 import "embed"
 

@@ -98,27 +98,35 @@ func (p *TurnPrinter) line(format string, args ...any) {
 	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
+// summary is a terminal event's line: its type, its reason, and for a
+// completed turn its counts, then its duration.
 func summary(e *wire.SessionEvent) string {
-	pl := e.Payload
 	var b strings.Builder
 	b.WriteString(e.Type)
-	if r, ok := pl["reason"]; ok {
-		fmt.Fprintf(&b, " (%v)", r)
+	p, err := e.Decode()
+	if err != nil {
+		return b.String()
 	}
-	if v, ok := pl["steps"]; ok {
-		fmt.Fprintf(&b, ": %v steps, %v tool calls", v, pl["tool_calls"])
+	took := int64(-1)
+	switch p := p.(type) {
+	case wire.TurnCompleted:
+		fmt.Fprintf(&b, ": %d steps, %d tool calls, %d input / %d output tokens", p.Steps, p.ToolCalls, p.InputTokens, p.OutputTokens)
+		took = p.DurationMS
+	case wire.TurnFailed:
+		fmt.Fprintf(&b, " (%s)", p.Reason)
+		took = p.DurationMS
+	case wire.TurnRejected:
+		fmt.Fprintf(&b, " (%s)", p.Reason)
 	}
-	if v, ok := pl["input_tokens"]; ok {
-		fmt.Fprintf(&b, ", %v input / %v output tokens", v, pl["output_tokens"])
-	}
-	if v, ok := number(pl["duration_ms"]); ok {
-		fmt.Fprintf(&b, ", %s", (time.Duration(v) * time.Millisecond).Round(time.Millisecond))
+	if took >= 0 {
+		fmt.Fprintf(&b, ", %s", (time.Duration(took) * time.Millisecond).Round(time.Millisecond))
 	}
 	return b.String()
 }
 
 // EventLine renders an event on one line: type, turn, step, attempt, then
-// the payload's keys in order.
+// the payload as it travels (its keys in order), so an event of a type
+// added later prints as fully as a known one.
 func EventLine(e *wire.SessionEvent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-22s", e.Type)
@@ -140,32 +148,6 @@ func EventLine(e *wire.SessionEvent) string {
 		fmt.Fprintf(&b, " %s=%v", k, e.Payload[k])
 	}
 	return b.String()
-}
-
-func number(v any) (int64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return int64(n), true
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case uint64:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case uint8:
-		return int64(n), true
-	}
-	return 0, false
 }
 
 func clip(s string, n int) string {

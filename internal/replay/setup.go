@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -19,10 +18,6 @@ import (
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
-
-// planUnknownTool is the planning_error of a tool.result event whose call
-// named no offered tool (the turn loop's reason).
-const planUnknownTool = "unknown_tool"
 
 // replayDrainTimeout bounds the replay worker's drain once the turn ended.
 const replayDrainTimeout = 5 * time.Second
@@ -99,15 +94,11 @@ func (r *Recording) budgets() (wire.Budgets, error) {
 		if ev.Type != wire.EventTurnAccepted {
 			continue
 		}
-		var b wire.Budgets
-		raw, err := json.Marshal(ev.Payload)
-		if err == nil {
-			err = json.Unmarshal(raw, &b)
-		}
+		a, err := wire.DecodePayload[wire.TurnAccepted](ev)
 		if err != nil {
 			return wire.Budgets{}, fmt.Errorf("replay: the turn's turn.accepted event: %w", err)
 		}
-		return b, nil
+		return wire.Budgets{MaxIterations: a.MaxIterations, MaxToolCalls: a.MaxToolCalls, WallClockMS: a.WallClockMS}, nil
 	}
 	return wire.Budgets{}, fmt.Errorf("replay: turn %s has no %s event", r.Turn, wire.EventTurnAccepted)
 }
@@ -127,10 +118,8 @@ func (r *Recording) Request() wire.TurnRequest {
 	}
 	unknown := map[string]bool{} // calls the turn loop refused: their tool was not offered
 	for _, ev := range r.Events {
-		if ev.Type == wire.EventToolResult && ev.Payload["planning_error"] == planUnknownTool {
-			if id, ok := ev.Payload["call_id"].(string); ok {
-				unknown[id] = true
-			}
+		if res, err := wire.DecodePayload[wire.ToolResultEvent](ev); err == nil && res.PlanningError == wire.PlanningUnknownTool {
+			unknown[res.CallID] = true
 		}
 	}
 	offered := map[string]bool{}

@@ -7,12 +7,12 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// Budget names, as carried by budget.exceeded events.
+// Budget names, as carried by budget.exceeded events (wire.Budget).
 const (
-	BudgetIterations       = "max_iterations"
-	BudgetToolCalls        = "max_tool_calls"
-	BudgetRepeatedFailures = "max_repeated_tool_failures"
-	BudgetWallClock        = "wall_clock"
+	BudgetIterations       = string(wire.BudgetMaxIterations)
+	BudgetToolCalls        = string(wire.BudgetMaxToolCalls)
+	BudgetRepeatedFailures = string(wire.BudgetMaxRepeatedToolFailures)
+	BudgetWallClock        = string(wire.BudgetWallClock)
 )
 
 // Budgets are one turn's effective limits.

@@ -168,11 +168,11 @@ type Lifecycle struct {
 // Failure reasons the lifecycle ends turns with.
 const (
 	// ReasonExhausted: every delivery of the turn died without ending it.
-	ReasonExhausted = "deliveries_exhausted"
+	ReasonExhausted = string(wire.FailDeliveriesExhausted)
 	// ReasonInternal: running the turn panicked.
-	ReasonInternal = "internal_error"
+	ReasonInternal = string(wire.FailInternal)
 	// ReasonTooLarge: a record of the turn exceeds the server's max payload.
-	ReasonTooLarge = "record_too_large"
+	ReasonTooLarge = string(wire.FailRecordTooLarge)
 )
 
 // deliveryKind is what a delivery is, decided from the turn's record.
@@ -367,8 +367,13 @@ func (lc *Lifecycle) ended(ctx context.Context, d Delivery, held Held, end *EndR
 	req := d.Request
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	ev := &wire.SessionEvent{Type: end.Type, SessionID: req.SessionID, TurnID: req.TurnID, Time: lc.Loop.now(), Payload: end.Payload}
-	if err := held.Writer().Terminal(wctx, ev); err != nil {
+	ev := wire.SessionEvent{Type: end.Type, SessionID: req.SessionID, TurnID: req.TurnID, Time: lc.Loop.now(), Payload: end.Payload}
+	if p, err := ev.Decode(); err == nil {
+		// Typed again, the payload's numbers are the integers first
+		// published, not the floats its record reads back as.
+		ev = wire.NewEvent(ev.SessionID, ev.TurnID, 0, 0, ev.Time, p)
+	}
+	if err := held.Writer().Terminal(wctx, &ev); err != nil {
 		if errors.Is(err, ErrFenced) {
 			return Verdict{Settle: SettleLeave, What: "fenced", Err: err}
 		}

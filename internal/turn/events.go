@@ -7,10 +7,6 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// Payload is a SessionEvent payload: counts, enums, durations and coarse
-// reasons only.
-type Payload = map[string]any
-
 var tokenValue = regexp.MustCompile(`^[A-Za-z0-9_.:/@+-]{1,64}$`)
 
 // token passes an identifier-like value (a provider or model name, a raw
@@ -26,16 +22,9 @@ func token(s string) string {
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
 // event builds an event of the turn.
-func (r *run) event(typ string, step, attempt int, p Payload) *wire.SessionEvent {
-	return &wire.SessionEvent{
-		Type:      typ,
-		SessionID: r.req.SessionID,
-		TurnID:    r.req.TurnID,
-		Step:      step,
-		Attempt:   attempt,
-		Time:      r.loop.now(),
-		Payload:   p,
-	}
+func (r *run) event(step, attempt int, p wire.EventPayload) *wire.SessionEvent {
+	ev := wire.NewEvent(r.req.SessionID, r.req.TurnID, step, attempt, r.loop.now(), p)
+	return &ev
 }
 
 // emit publishes an event asynchronously. A failure is not this caller's
@@ -43,8 +32,8 @@ func (r *run) event(typ string, step, attempt int, p Payload) *wire.SessionEvent
 // its Terminal return it, so the step or the turn's end fails the
 // delivery, which a redelivery resumes. It is logged here to say which
 // event it was.
-func (r *run) emit(typ string, step, attempt int, p Payload) {
-	if err := r.w.Event(r.event(typ, step, attempt, p)); err != nil {
-		r.log.Warn().Err(err).Str("event", typ).Msg("event publish failed; the delivery fails at the writer's next flush")
+func (r *run) emit(step, attempt int, p wire.EventPayload) {
+	if err := r.w.Event(r.event(step, attempt, p)); err != nil {
+		r.log.Warn().Err(err).Str("event", p.EventType()).Msg("event publish failed; the delivery fails at the writer's next flush")
 	}
 }

@@ -22,14 +22,14 @@ var ErrCancelled = errors.New("turn: cancelled by request")
 
 var errWallClock = errors.New("turn: wall-clock budget exceeded")
 
-// Reasons a turn fails, carried in turn.failed payloads.
+// Reasons a turn fails, carried in turn.failed payloads (wire.FailReason).
 const (
-	ReasonProvider         = "provider_failed"
-	ReasonCancelled        = "cancelled"
-	ReasonBudget           = "budget_exceeded"
-	ReasonTruncatedCalls   = "truncated_tool_calls"
-	ReasonNoAnswer         = "no_visible_answer"
-	ReasonUnusableResponse = "unusable_response"
+	ReasonProvider         = string(wire.FailProvider)
+	ReasonCancelled        = string(wire.FailCancelled)
+	ReasonBudget           = string(wire.FailBudget)
+	ReasonTruncatedCalls   = string(wire.FailTruncatedCalls)
+	ReasonNoAnswer         = string(wire.FailNoAnswer)
+	ReasonUnusableResponse = string(wire.FailUnusableResponse)
 )
 
 // RuntimeProvider names the author of messages the runtime writes itself
@@ -195,10 +195,10 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	st := history.StateOf(in.Log, req.TurnID)
 	resumed := st.Start < len(in.Log)
 	r.endTail(st)
-	r.emit(wire.EventTurnAccepted, 0, 0, Payload{
-		"resumed": resumed, "delivery": in.Delivery, "input_messages": len(req.Input), "tools": len(req.Tools),
-		"max_iterations": r.budgets.MaxIterations, "max_tool_calls": r.budgets.MaxToolCalls,
-		"wall_clock_ms": ms(r.budgets.WallClock),
+	r.emit(0, 0, wire.TurnAccepted{
+		Resumed: resumed, Delivery: in.Delivery, InputMessages: len(req.Input), Tools: len(req.Tools),
+		MaxIterations: r.budgets.MaxIterations, MaxToolCalls: r.budgets.MaxToolCalls,
+		WallClockMS: ms(r.budgets.WallClock),
 	})
 	ctx, cancel := context.WithDeadlineCause(ctx, r.started.Add(r.budgets.WallClock), errWallClock)
 	defer cancel()
@@ -229,7 +229,7 @@ func (l *Loop) Abort(ctx context.Context, in Input, reason string) Outcome {
 			r.log.Warn().Err(err).Msg("calls left open by an aborted turn not closed")
 		}
 	}
-	return r.fail(ctx, reason, st.Steps, nil)
+	return r.fail(ctx, st.Steps, wire.TurnFailed{Reason: wire.FailReason(reason)})
 }
 
 // newRun prepares the state of one delivery.
@@ -276,7 +276,7 @@ func (r *run) drive(ctx context.Context, inputs int) Outcome {
 		st := history.StateOf(r.msgs, r.req.TurnID)
 		switch a := next(st, r.budgets); a.kind {
 		case actFinish:
-			return r.finish(ctx, wire.EventTurnCompleted, "", st)
+			return r.finish(ctx, st)
 		case actCloseCalls:
 			if err := r.closeCalls(ctx, st, a.calls, "not executed: the turn's tool-call budget is spent"); err != nil {
 				return r.interrupted(ctx, err)
@@ -329,11 +329,9 @@ func (r *run) appendAsync(ctx context.Context, m *wire.Message) error {
 	return nil
 }
 
-// finish writes the terminal event.
-func (r *run) finish(ctx context.Context, status, reason string, st history.TurnState) Outcome {
-	if status == wire.EventTurnCompleted {
-		r.saveEnvelope(ctx)
-	}
+// finish ends the turn with turn.completed.
+func (r *run) finish(ctx context.Context, st history.TurnState) Outcome {
+	r.saveEnvelope(ctx)
 	// Usage of every delivery of the turn: what its messages carry.
 	var usage wire.Usage
 	for _, m := range r.msgs[st.Start:] {
@@ -341,32 +339,31 @@ func (r *run) finish(ctx context.Context, status, reason string, st history.Turn
 			usage.Add(*m.Usage)
 		}
 	}
-	p := Payload{
-		"steps": st.Steps, "tool_calls": st.ToolCalls,
-		"input_tokens": usage.InputTokens, "cached_input_tokens": usage.CachedInputTokens,
-		"output_tokens": usage.OutputTokens, "duration_ms": ms(r.loop.now().Sub(r.started)),
+	p := wire.TurnCompleted{
+		Steps: st.Steps, ToolCalls: st.ToolCalls,
+		InputTokens: usage.InputTokens, CachedInputTokens: usage.CachedInputTokens,
+		OutputTokens: usage.OutputTokens, DurationMS: ms(r.loop.now().Sub(r.started)),
 	}
-	if st.Last != nil && st.Last.FinishReason != "" {
-		p["finish_reason"] = st.Last.FinishReason
+	if st.Last != nil {
+		p.FinishReason = wire.FinishReason(st.Last.FinishReason)
 	}
-	if reason != "" {
-		p["reason"] = reason
-	}
-	return r.terminal(ctx, status, reason, p)
+	return r.terminal(ctx, "", p)
 }
 
-func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Outcome {
+// terminal ends the turn with p, its terminal event's payload (reason is
+// the Outcome's).
+func (r *run) terminal(ctx context.Context, reason string, p wire.EventPayload) Outcome {
 	// The terminal event is written even when the turn's own context ended
 	// (cancellation, wall clock): it is how the turn ends.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	ev := r.event(status, 0, 0, p)
+	ev := r.event(0, 0, p)
 	r.loop.probe(ProbeBeforeEnding)
 	// The end is recorded first: whatever happens after, the turn is over.
 	// It goes out with what is still in flight (the last attempt's marker,
 	// the step's events, the continuation envelope), all awaited at once;
 	// then the terminal event, stored after everything else.
-	rec := Record{V: 1, Seq: r.seq, End: &EndRecord{V: history.ReplayVersion, Type: status, Payload: p}}
+	rec := Record{V: 1, Seq: r.seq, End: &EndRecord{V: history.ReplayVersion, Type: ev.Type, Payload: ev.Payload}}
 	if err := r.putAsync(wctx, RecordKey(r.req.SessionID, r.req.TurnID), rec); err != nil {
 		return Outcome{Err: err}
 	}
@@ -376,34 +373,30 @@ func (r *run) terminal(ctx context.Context, status, reason string, p Payload) Ou
 	if err := r.w.Terminal(wctx, ev); err != nil {
 		return Outcome{Err: fmt.Errorf("turn: terminal event: %w", err)}
 	}
-	return Outcome{Status: status, Reason: reason}
+	return Outcome{Status: ev.Type, Reason: reason}
 }
 
-// fail ends the turn with turn.failed.
-func (r *run) fail(ctx context.Context, reason string, step int, p Payload) Outcome {
-	if p == nil {
-		p = Payload{}
-	}
-	p["reason"] = reason
-	p["step"] = step
-	p["duration_ms"] = ms(r.loop.now().Sub(r.started))
-	return r.terminal(ctx, wire.EventTurnFailed, reason, p)
+// fail ends the turn with turn.failed: p, with its step and duration set.
+func (r *run) fail(ctx context.Context, step int, p wire.TurnFailed) Outcome {
+	p.Step = step
+	p.DurationMS = ms(r.loop.now().Sub(r.started))
+	return r.terminal(ctx, string(p.Reason), p)
 }
 
 // exceeded ends the turn on a budget: a budget.exceeded event with the
 // counts, a deterministic visible message, and turn.failed.
 func (r *run) exceeded(ctx context.Context, budget string) Outcome {
 	st := history.StateOf(r.msgs, r.req.TurnID)
-	r.emit(wire.EventBudgetExceeded, st.Steps, 0, Payload{
-		"budget": budget, "steps": st.Steps, "tool_calls": st.ToolCalls, "repeated_tool_failures": st.RepeatedFailures(),
-		"duration_ms":    ms(r.loop.now().Sub(r.started)),
-		"max_iterations": r.budgets.MaxIterations, "max_tool_calls": r.budgets.MaxToolCalls,
-		"max_repeated_tool_failures": r.budgets.MaxRepeatedToolFailures, "wall_clock_ms": ms(r.budgets.WallClock),
+	r.emit(st.Steps, 0, wire.BudgetExceeded{
+		Budget: wire.Budget(budget), Steps: st.Steps, ToolCalls: st.ToolCalls, RepeatedToolFailures: st.RepeatedFailures(),
+		DurationMS:    ms(r.loop.now().Sub(r.started)),
+		MaxIterations: r.budgets.MaxIterations, MaxToolCalls: r.budgets.MaxToolCalls,
+		MaxRepeatedToolFailures: r.budgets.MaxRepeatedToolFailures, WallClockMS: ms(r.budgets.WallClock),
 	})
 	// The notice is written even when the wall clock ended the turn's context.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	return r.say(wctx, st.Steps, budgetMessage(budget, r.budgets), wire.EventTurnFailed, ReasonBudget, Payload{"budget": budget})
+	return r.say(wctx, st.Steps, budgetMessage(budget, r.budgets), &wire.TurnFailed{Reason: wire.FailBudget, Budget: wire.Budget(budget)})
 }
 
 // cancelledCall is the result a cancelled turn gives each call it left
@@ -425,7 +418,7 @@ func (r *run) interrupted(ctx context.Context, err error) Outcome {
 				return Outcome{Err: err}
 			}
 		}
-		return r.fail(ctx, ReasonCancelled, st.Steps, nil)
+		return r.fail(ctx, st.Steps, wire.TurnFailed{Reason: wire.FailCancelled})
 	case errors.Is(cause, errWallClock):
 		st := history.StateOf(r.msgs, r.req.TurnID)
 		if pending := st.Pending(); len(pending) > 0 {

@@ -63,52 +63,30 @@ func (o *stepObserver) Frame(attempt int, target provider.Target, f provider.Fra
 
 func (o *stepObserver) Event(ev provider.Event) {
 	attempt := ev.Attempt + o.base
-	p := Payload{"provider": token(ev.Target.Provider), "model": token(ev.Target.Model)}
+	a := wire.LLMAttempt{Provider: token(ev.Target.Provider), Model: token(ev.Target.Model)}
 	if f := ev.Failure; f != nil {
-		p["class"] = string(f.Class)
-		if f.Status != 0 {
-			p["http_status"] = f.Status
-		}
-		if f.RequestID != "" {
-			p["request_id"] = token(f.RequestID)
-		}
-		if f.RetryAfter > 0 {
-			p["provider_delay_ms"] = ms(f.RetryAfter)
-		}
+		a.Class, a.HTTPStatus, a.RequestID = wire.FailureClass(f.Class), f.Status, token(f.RequestID)
+		a.ProviderDelayMS = ms(f.RetryAfter)
 	}
 	switch ev.Kind {
 	case provider.EventRequest:
-		o.r.emit(wire.EventLLMRequest, o.step, attempt, p)
+		o.r.emit(o.step, attempt, wire.LLMRequest{LLMAttempt: a})
 	case provider.EventFinish:
-		p["duration_ms"] = ms(ev.Duration)
-		p["outcome"] = ev.Marker
-		if ev.FinishReason != "" {
-			p["finish_reason"] = ev.FinishReason
-		}
+		p := wire.LLMFinish{LLMAttempt: a, DurationMS: ms(ev.Duration), Outcome: wire.Marker(ev.Marker), FinishReason: wire.FinishReason(ev.FinishReason)}
 		if u := ev.Usage; u != nil {
-			p["input_tokens"] = u.InputTokens
-			p["cached_input_tokens"] = u.CachedInputTokens
-			p["output_tokens"] = u.OutputTokens
-			p["reasoning_tokens"] = u.ReasoningTokens
+			p.InputTokens, p.CachedInputTokens, p.OutputTokens, p.ReasoningTokens = u.InputTokens, u.CachedInputTokens, u.OutputTokens, u.ReasoningTokens
 		}
-		o.r.emit(wire.EventLLMFinish, o.step, attempt, p)
+		o.r.emit(o.step, attempt, p)
 		o.marker(attempt, ev)
 	case provider.EventRetry:
-		p["policy"] = ev.Policy
-		p["retry"] = ev.Retry
-		p["delay_ms"] = ms(ev.Delay)
-		o.r.emit(wire.EventLLMRetry, o.step, attempt, p)
+		o.r.emit(o.step, attempt, wire.LLMRetry{LLMAttempt: a, Policy: wire.RetryMode(ev.Policy), Retry: ev.Retry, DelayMS: ms(ev.Delay)})
 	case provider.EventRetryStarted:
-		p["retry"] = ev.Retry
-		p["delay_ms"] = ms(ev.Delay)
-		o.r.emit(wire.EventLLMRetryStarted, o.step, attempt, p)
+		o.r.emit(o.step, attempt, wire.LLMRetryStarted{LLMAttempt: a, Retry: ev.Retry, DelayMS: ms(ev.Delay)})
 	case provider.EventFallback:
-		if ev.Skipped != "" {
-			p["skipped"] = ev.Skipped
-		}
-		p["to_provider"] = token(ev.Next.Provider)
-		p["to_model"] = token(ev.Next.Model)
-		o.r.emit(wire.EventLLMFallback, o.step, attempt, p)
+		o.r.emit(o.step, attempt, wire.LLMFallback{
+			LLMAttempt: a, Skipped: wire.SkipReason(ev.Skipped),
+			ToProvider: token(ev.Next.Provider), ToModel: token(ev.Next.Model),
+		})
 	}
 }
 

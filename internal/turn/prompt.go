@@ -3,6 +3,8 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
@@ -96,25 +98,25 @@ func (r *run) diagnose(step int, proj *history.Projection, t provider.Target) {
 	if !ok {
 		return
 	}
-	r.emit(wire.EventHistorySelected, step, 0, Payload{
-		"provider": token(t.Provider), "model": token(t.Model), "native": d.Native, "cursor": d.Cursor,
-		"selected_units": d.Selected, "dropped_units": d.Dropped, "summary": d.Summary,
+	r.emit(step, 0, wire.HistorySelected{
+		Provider: token(t.Provider), Model: token(t.Model), Native: d.Native, Cursor: d.Cursor,
+		SelectedUnits: d.Selected, DroppedUnits: d.Dropped, Summary: d.Summary,
 	})
 	if d.Placeholders > 0 {
-		r.emit(wire.EventHistoryRepaired, step, 0, Payload{"placeholder_calls": d.Placeholders})
+		r.emit(step, 0, wire.HistoryRepaired{PlaceholderCalls: d.Placeholders})
 	}
 	if d.Gate != "" {
-		r.emit(wire.EventHistorySkipped, step, 0, Payload{"reason": d.Gate, "flat_groups": d.FlatGroups})
+		r.emit(step, 0, wire.HistorySkipped{Reason: wire.HistorySkipReason(d.Gate), FlatGroups: d.FlatGroups})
 	}
-	for reason, turns := range d.Unsafe {
-		r.emit(wire.EventHistorySkipped, step, 0, Payload{"reason": reason, "turns": turns})
+	for _, reason := range slices.Sorted(maps.Keys(d.Unsafe)) {
+		r.emit(step, 0, wire.HistorySkipped{Reason: wire.HistorySkipReason(reason), Turns: d.Unsafe[reason]})
 	}
 	if d.Degraded != "" {
-		r.emit(wire.EventContinuationDegraded, step, 0, Payload{"reason": d.Degraded, "provider": token(t.Provider), "model": token(t.Model)})
+		r.emit(step, 0, wire.ContinuationDegraded{Reason: wire.DegradedReason(d.Degraded), Provider: token(t.Provider), Model: token(t.Model)})
 	}
 	if d.Native && d.NativePairs > 0 {
-		r.emit(wire.EventHistorySerialized, step, 0, Payload{
-			"native_pairs": d.NativePairs, "flat_groups": d.FlatGroups, "echoes": d.Echoes, "messages": d.Messages,
+		r.emit(step, 0, wire.HistorySerialized{
+			NativePairs: d.NativePairs, FlatGroups: d.FlatGroups, Echoes: d.Echoes, Messages: d.Messages,
 		})
 	}
 }

@@ -64,8 +64,11 @@ type Record struct {
 // EndRecord is how a turn ended: its terminal event's type and payload, so
 // a redelivery republishes the same event.
 type EndRecord struct {
-	V       int            `json:"v"`
-	Type    string         `json:"type"`
+	V    int    `json:"v"`
+	Type string `json:"type"`
+	// Payload is the terminal event's payload as it was published
+	// (wire.SessionEvent.Payload, built by wire.NewEvent), kept to be
+	// published again as it is.
 	Payload map[string]any `json:"payload"`
 }
 

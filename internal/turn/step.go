@@ -71,7 +71,7 @@ func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
 	step := st.Steps + 1
 	chain, err := r.loop.Routes.Chain(r.req.Route)
 	if err != nil {
-		return r.fail(ctx, ReasonProvider, step, Payload{"class": string(provider.ClassNoRoute)}), true
+		return r.fail(ctx, step, wire.TurnFailed{Reason: wire.FailProvider, Class: wire.ClassNoRoute}), true
 	}
 	obs := &stepObserver{r: r, step: step}
 	if step == r.tail.Step {
@@ -80,7 +80,7 @@ func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
 	var instruction string
 	if st.Continuing() {
 		instruction = continueInstruction
-		r.emit(wire.EventTurnContinued, step, 0, Payload{"reason": "length"})
+		r.emit(step, 0, wire.TurnContinued{Reason: wire.ContinueLength})
 	}
 	retried := false
 	for {
@@ -100,15 +100,15 @@ func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
 					return r.interrupted(ctx, err), true
 				}
 				obs.settle(wire.MarkerCompleted)
-				return r.say(ctx, step, filteredNotice, wire.EventTurnCompleted, "", nil), true
+				return r.say(ctx, step, filteredNotice, nil), true
 			}
 			return r.persist(ctx, step, obs, res, resp.Text, nil)
 		case truncatedCalls, noAnswer:
-			reason := map[decision]string{truncatedCalls: "truncated_tool_calls", noAnswer: "no_visible_answer"}[d]
+			reason := map[decision]wire.StepRetryReason{truncatedCalls: wire.StepRetryTruncatedCalls, noAnswer: wire.StepRetryNoAnswer}[d]
 			if !retried {
 				retried = true
 				obs.settle(wire.MarkerRetrying)
-				r.emit(wire.EventStepRetried, step, 0, Payload{"reason": reason, "finish_reason": resp.FinishReason, "tool_calls": len(resp.ToolCalls)})
+				r.emit(step, 0, wire.StepRetried{Reason: reason, FinishReason: wire.FinishReason(resp.FinishReason), ToolCalls: len(resp.ToolCalls)})
 				if d == noAnswer {
 					instruction = answerInstruction
 				}
@@ -116,12 +116,12 @@ func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
 			}
 			obs.settle(wire.MarkerFailed)
 			if d == truncatedCalls {
-				return r.say(ctx, step, truncatedRefusal, wire.EventTurnFailed, ReasonTruncatedCalls, Payload{"tool_calls": len(resp.ToolCalls)}), true
+				return r.say(ctx, step, truncatedRefusal, &wire.TurnFailed{Reason: wire.FailTruncatedCalls, ToolCalls: len(resp.ToolCalls)}), true
 			}
-			return r.say(ctx, step, noAnswerGuidance, wire.EventTurnFailed, ReasonNoAnswer, nil), true
+			return r.say(ctx, step, noAnswerGuidance, &wire.TurnFailed{Reason: wire.FailNoAnswer}), true
 		default:
 			obs.settle(wire.MarkerFailed)
-			return r.fail(ctx, ReasonUnusableResponse, step, Payload{"finish_reason": resp.FinishReason}), true
+			return r.fail(ctx, step, wire.TurnFailed{Reason: wire.FailUnusableResponse, FinishReason: wire.FinishReason(resp.FinishReason)}), true
 		}
 	}
 }
@@ -153,14 +153,11 @@ func (r *run) call(ctx context.Context, step int, chain []provider.Target, obs *
 		if f.Class == provider.ClassCursorLost && !r.cursorLost {
 			return r.cursorLoss(ctx, step, chain, obs, instruction, res)
 		}
-		p := Payload{"class": string(f.Class), "attempts": len(res.Attempts)}
-		if f.Status != 0 {
-			p["http_status"] = f.Status
-		}
+		p := wire.TurnFailed{Reason: wire.FailProvider, Class: wire.FailureClass(f.Class), Attempts: len(res.Attempts), HTTPStatus: f.Status}
 		if f.Class == provider.ClassResponseTooLarge {
-			p["limit"] = f.Reason // a fixed limit name, never content
+			p.Limit = wire.ResponseLimit(f.Reason) // a fixed limit name, never content
 		}
-		return nil, r.fail(ctx, ReasonProvider, step, p), true
+		return nil, r.fail(ctx, step, p), true
 	}
 	return res, Outcome{}, false
 }
@@ -211,17 +208,17 @@ func (r *run) persist(ctx context.Context, step int, obs *stepObserver, res *pro
 }
 
 // say appends a message the runtime writes itself (marked synthesized),
-// then ends the turn with status.
-func (r *run) say(ctx context.Context, step int, text, status, reason string, p Payload) Outcome {
+// then ends the turn: with failed, or completed when failed is nil.
+func (r *run) say(ctx context.Context, step int, text string, failed *wire.TurnFailed) Outcome {
 	msg := &wire.Message{Step: step, Role: wire.RoleAssistant, Content: text, Synthesized: true,
 		FinishReason: wire.FinishStop, Provider: RuntimeProvider}
 	if err := r.append(ctx, msg); err != nil {
 		return r.interrupted(ctx, err)
 	}
-	if status == wire.EventTurnCompleted {
-		return r.finish(ctx, status, reason, history.StateOf(r.msgs, r.req.TurnID))
+	if failed == nil {
+		return r.finish(ctx, history.StateOf(r.msgs, r.req.TurnID))
 	}
-	return r.fail(ctx, reason, step, p)
+	return r.fail(ctx, step, *failed)
 }
 
 // cursorLoss handles a provider that no longer has the response the request
@@ -232,14 +229,14 @@ func (r *run) cursorLoss(ctx context.Context, step int, chain []provider.Target,
 	st := history.StateOf(r.msgs, r.req.TurnID)
 	pending := st.Last != nil && len(st.Last.ToolCalls) > 0 && len(st.Pending()) == 0
 	loss := continuation.OnCursorLoss(pending)
-	p := Payload{"reason": string(loss.Reason)}
+	p := wire.ContinuationDegraded{Reason: wire.DegradedReason(loss.Reason)}
 	if len(res.Attempts) > 0 {
 		last := res.Attempts[len(res.Attempts)-1].Target
-		p["provider"], p["model"] = token(last.Provider), token(last.Model)
+		p.Provider, p.Model = token(last.Provider), token(last.Model)
 	}
-	r.emit(wire.EventContinuationDegraded, step, 0, p)
+	r.emit(step, 0, p)
 	if loss.Fail {
-		return nil, r.fail(ctx, loss.FailReason, step, Payload{"class": string(provider.ClassCursorLost)}), true
+		return nil, r.fail(ctx, step, wire.TurnFailed{Reason: wire.FailReason(loss.FailReason), Class: wire.ClassCursorLost}), true
 	}
 	r.cursorLost = true // replay from now on
 	return r.call(ctx, step, chain, obs, instruction)

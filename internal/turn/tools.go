@@ -15,17 +15,12 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-// Planning rejections: a malformed or invalid call gets a correlated error
-// result the model can correct; it is a planning error, not a provider one.
-const (
-	planUnknownTool = "unknown_tool"
-	planBadArgs     = "invalid_arguments"
-)
-
 // plan checks a finalized call before it may run: its name must be among
 // the offered tools and its arguments one JSON object matching the tool's
-// schema. It returns the reason and the message the model reads.
-func (r *run) plan(c wire.Call) (reason, message string) {
+// schema. A malformed or invalid call gets a correlated error result the
+// model can correct: a planning error, not a provider one. plan returns
+// its reason ("" for a call that may run) and the message the model reads.
+func (r *run) plan(c wire.Call) (reason wire.PlanningError, message string) {
 	if _, ok := r.tools[c.Name]; !ok {
 		names := make([]string, 0, len(r.req.Tools))
 		for _, t := range r.req.Tools {
@@ -35,11 +30,11 @@ func (r *run) plan(c wire.Call) (reason, message string) {
 		// so a cut cannot leave part of a credential unrecognized; the
 		// available names are validated tokens.
 		name, _ := redact.Redact(c.Name)
-		return planUnknownTool, "error: there is no tool named " + strconv.Quote(clip(name, 2*describeValueLen)) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run."
+		return wire.PlanningUnknownTool, "error: there is no tool named " + strconv.Quote(clip(name, 2*describeValueLen)) + "; the available tools are: " + strings.Join(names, ", ") + ". This call was not run."
 	}
 	if err := r.schemas.Check(c.Name, r.arguments(c)); err != nil {
 		// Check never quotes a value, and redacts the names it quotes.
-		return planBadArgs, "error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments."
+		return wire.PlanningInvalidArguments, "error: " + err.Error() + ". This call was not run; call the tool again with corrected arguments."
 	}
 	return "", ""
 }
@@ -53,7 +48,7 @@ func (r *run) runTools(ctx context.Context, st history.TurnState, pending []wire
 	for _, c := range pending {
 		if reason, text := r.plan(c); reason != "" {
 			results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, Content: text, IsError: true, Synthesized: true}
-			r.emit(wire.EventToolResult, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "is_error": true, "planning_error": reason})
+			r.emit(step, 0, wire.ToolResultEvent{ToolCallRef: wire.ToolCallRef{Tool: token(c.Name), CallID: c.ID}, IsError: true, PlanningError: reason})
 			continue
 		}
 		if c.ArgumentsRedacted && r.faithful[c.ID] == "" {
@@ -134,7 +129,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		r.loop.probe(ProbeDispatched)
 		names[c.ID] = c.Name
 		sent[c.ID] = r.loop.now()
-		r.emit(wire.EventToolDispatched, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "deadline_ms": ms(timeout)})
+		r.emit(step, 0, wire.ToolDispatched{ToolCallRef: wire.ToolCallRef{Tool: token(c.Name), CallID: c.ID}, DeadlineMS: ms(timeout)})
 	}
 	for _, c := range awaitOnly {
 		names[c.ID] = c.Name
@@ -184,11 +179,11 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		name, reason := judgeResult(r.loop.CallKey, r.req.SessionID, r.req.TurnID, res, names, results)
 		if reason != "" {
 			if rejected++; rejected <= maxRejectedEvents {
-				p := Payload{"reason": reason}
+				p := wire.ToolResultRejected{Reason: wire.ResultRejection(reason)}
 				if name != "" {
-					p["tool"], p["call_id"] = token(name), res.CallID
+					p.Tool, p.CallID = token(name), res.CallID
 				}
-				r.emit(wire.EventToolResultRejected, step, 0, p)
+				r.emit(step, 0, p)
 			}
 			continue
 		}
@@ -198,10 +193,10 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 			return err
 		}
 		results[res.CallID] = m
-		r.emit(wire.EventToolResult, step, 0, Payload{
-			"tool": token(name), "call_id": res.CallID, "is_error": res.IsError,
-			"duration_ms":      ms(r.loop.now().Sub(sent[res.CallID])),
-			"content_redacted": m.ContentRedacted, "content_truncated": m.ContentTruncated, "content_bytes": max(m.ContentBytes, len(m.Content)),
+		r.emit(step, 0, wire.ToolResultEvent{
+			ToolCallRef: wire.ToolCallRef{Tool: token(name), CallID: res.CallID}, IsError: res.IsError,
+			DurationMS:      ms(r.loop.now().Sub(sent[res.CallID])),
+			ContentRedacted: m.ContentRedacted, ContentTruncated: m.ContentTruncated, ContentBytes: max(m.ContentBytes, len(m.Content)),
 		})
 		waiting--
 	}
@@ -214,7 +209,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		}
 		results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, IsError: true, Synthesized: true,
 			Content: "error: the tool did not return a result before its deadline; it may not have run"}
-		r.emit(wire.EventToolRepaired, step, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "reason": "deadline_exceeded"})
+		r.emit(step, 0, wire.ToolRepaired{ToolCallRef: wire.ToolCallRef{Tool: token(c.Name), CallID: c.ID}, Reason: wire.RepairDeadlineExceeded})
 	}
 	return nil
 }
@@ -250,7 +245,7 @@ func (r *run) closeCalls(ctx context.Context, st history.TurnState, pending []wi
 		if err := r.append(ctx, m); err != nil {
 			return err
 		}
-		r.emit(wire.EventToolRepaired, st.Steps, 0, Payload{"tool": token(c.Name), "call_id": c.ID, "reason": "closed_unexecuted"})
+		r.emit(st.Steps, 0, wire.ToolRepaired{ToolCallRef: wire.ToolCallRef{Tool: token(c.Name), CallID: c.ID}, Reason: wire.RepairClosedUnexecuted})
 	}
 	return nil
 }

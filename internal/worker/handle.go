@@ -239,17 +239,11 @@ func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *
 	if req != nil && wire.ValidToken(req.TurnID) {
 		turnID = req.TurnID
 	}
-	ev := &wire.SessionEvent{
-		Type: wire.EventTurnRejected, SessionID: eventSession, TurnID: turnID, Time: time.Now(),
-		Payload: map[string]any{"reason": reason},
-	}
-	if field != "" {
-		ev.Payload["field"] = field
-	}
+	ev := wire.NewEvent(eventSession, turnID, 0, 0, time.Now(), wire.TurnRejected{Reason: wire.RejectionReason(reason), Field: field})
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	writer := w.bus.Turn(eventSession, turnID, codec, nil)
-	if err := writer.Event(ev); err == nil {
+	if err := writer.Event(&ev); err == nil {
 		if err := writer.Flush(wctx); err != nil {
 			log.Error().Err(err).Msg("turn.rejected event not stored")
 		}

@@ -22,9 +22,9 @@ import (
 const (
 	// reasonPoison: an earlier delivery of the request died while it was
 	// being decoded and validated. It is never decoded again.
-	reasonPoison = "poison"
+	reasonPoison = wire.ReasonPoison
 	// reasonInternal: decoding the request panicked.
-	reasonInternal = turn.ReasonInternal
+	reasonInternal = wire.ReasonInternal
 )
 
 // intakeKey is the state key guarding the decode of one submit-stream

@@ -14,6 +14,16 @@
 // it against those schemas, so the two cannot drift. This package knows
 // nothing about JetStream, providers or the turn loop.
 //
+// # Audit events
+//
+// Each SessionEvent type has one payload type (TurnCompleted for
+// turn.completed, and so on; EventPayloads lists them), whose fields are
+// counts, booleans, durations in milliseconds and Enum values, never
+// content. Writers build events with NewEvent; readers get the typed
+// payload back with SessionEvent.Decode or DecodePayload. A test holds
+// every payload type to that rule, and schemas/session_event.schema.json
+// is generated from these types.
+//
 // # Bounded input
 //
 // Any NATS client may publish, so nothing in this package recurses over

@@ -29,6 +29,12 @@ const (
 	// ReasonInvalidSubject: a request arrived on a subject that is not
 	// <prefix>.submit.<session> with one valid session token.
 	ReasonInvalidSubject = "invalid_subject"
+	// ReasonPoison: an earlier delivery of the request died while decoding
+	// it, so it is not decoded again.
+	ReasonPoison = "poison"
+	// ReasonInternal: decoding or validating the request failed
+	// unexpectedly (it panicked).
+	ReasonInternal = "internal_error"
 )
 
 // ErrRecordTooLarge means an encoded record exceeds the server's max

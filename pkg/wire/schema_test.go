@@ -75,6 +75,9 @@ func rawSchema(t testing.TB, name string) map[string]any {
 	return m
 }
 
+// event is a pointer to ev, for the examples.
+func event(ev wire.SessionEvent) *wire.SessionEvent { return &ev }
+
 var (
 	t0       = time.Date(2025, 3, 14, 15, 9, 26, 535897000, time.UTC)
 	deadline = time.Date(2025, 3, 14, 15, 10, 26, 0, time.FixedZone("CET", 3600))
@@ -186,32 +189,34 @@ func examples() []example {
 			SessionID: "s1", TurnID: "t1", CallID: "call_s1_t1_1_2", Token: "c9Lq3", IsError: true, Synthesized: true,
 			Content: "error: tool outcome unknown: the tool worker running this call stopped before it reported a result; the call may or may not have taken effect",
 		}},
-		{"event turn accepted", schemas.SessionEvent, &wire.SessionEvent{
-			Type: wire.EventTurnAccepted, SessionID: "s1", TurnID: "t1", Time: t0,
-			Payload: map[string]any{"input_messages": 2, "tools": 1, "route": "default", "redelivered": false},
-		}},
-		{"event turn rejected", schemas.SessionEvent, &wire.SessionEvent{
-			Type: wire.EventTurnRejected, SessionID: "s1", Time: t0,
-			Payload: map[string]any{"reason": wire.ReasonInvalidTurnID},
-		}},
-		{"event llm retry", schemas.SessionEvent, &wire.SessionEvent{
-			Type: wire.EventLLMRetry, SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 2, Time: t0,
-			Payload: map[string]any{"failure": "rate_limit", "retryable": true, "delay_ms": 1250, "status": 429, "backoff_factor": 1.5},
-		}},
-		{"event tool dispatched", schemas.SessionEvent, &wire.SessionEvent{
-			Type: wire.EventToolDispatched, SessionID: "s1", TurnID: "t1", Step: 1, Time: t0,
-			Payload: map[string]any{"calls": 2, "tools": []string{"get_time", "get_time"}, "indexes": []int{0, 1}},
-		}},
-		{"event tool result rejected", schemas.SessionEvent, &wire.SessionEvent{
-			Type: wire.EventToolResultRejected, SessionID: "s1", TurnID: "t1", Step: 1, Time: t0,
-			Payload: map[string]any{"tool": "get_time", "call_id": "call_s1_t1_1_0", "reason": wire.ResultRejectedBadToken},
-		}},
-		{"event turn completed", schemas.SessionEvent, &wire.SessionEvent{
-			Type: wire.EventTurnCompleted, SessionID: "s1", TurnID: "t1", Step: 2, Time: t0,
-			Payload: map[string]any{"steps": 2, "tool_calls": 2, "input_tokens": 1712, "output_tokens": 52, "duration_ms": 3400, "finish_reason": wire.FinishStop},
-		}},
+		{"event turn accepted", schemas.SessionEvent, event(wire.NewEvent("s1", "t1", 0, 0, t0, wire.TurnAccepted{
+			Delivery: 1, InputMessages: 2, Tools: 1, MaxIterations: 8, MaxToolCalls: 16, WallClockMS: 120000,
+		}))},
+		{"event turn rejected", schemas.SessionEvent, event(wire.NewEvent("s1", "", 0, 0, t0, wire.TurnRejected{
+			Reason: wire.ReasonUnknownField, Field: "tools[0].parameters",
+		}))},
+		{"event llm retry", schemas.SessionEvent, event(wire.NewEvent("s1", "t1", 1, 2, t0, wire.LLMRetry{
+			LLMAttempt: wire.LLMAttempt{Provider: "openai", Model: "gpt-4o-mini", Class: wire.ClassRateLimit,
+				HTTPStatus: 429, RequestID: "req_abc", ProviderDelayMS: 1100},
+			Policy: wire.RetryNormal, Retry: 1, DelayMS: 1250,
+		}))},
+		{"event tool dispatched", schemas.SessionEvent, event(wire.NewEvent("s1", "t1", 1, 0, t0, wire.ToolDispatched{
+			ToolCallRef: wire.ToolCallRef{Tool: "get_time", CallID: "call_s1_t1_1_0"}, DeadlineMS: 60000,
+		}))},
+		{"event tool result rejected", schemas.SessionEvent, event(wire.NewEvent("s1", "t1", 1, 0, t0, wire.ToolResultRejected{
+			Reason: wire.ResultRejectedBadToken, Tool: "get_time", CallID: "call_s1_t1_1_0",
+		}))},
+		{"event turn completed", schemas.SessionEvent, event(wire.NewEvent("s1", "t1", 0, 0, t0, wire.TurnCompleted{
+			Steps: 2, ToolCalls: 2, InputTokens: 1712, OutputTokens: 52, DurationMS: 3400, FinishReason: wire.FinishStop,
+		}))},
 		{"event history skipped without payload", schemas.SessionEvent, &wire.SessionEvent{
 			Type: wire.EventHistorySkipped, SessionID: "s1", TurnID: "t1", Step: 1, Attempt: 1, Time: t0,
+		}},
+		// A type added after this schema: its payload follows the rule
+		// every payload does (flat, scalar, bounded), nothing more.
+		{"event of a later type", schemas.SessionEvent, &wire.SessionEvent{
+			Type: "tool.batch-dispatched", SessionID: "s1", TurnID: "t1", Step: 1, Time: t0,
+			Payload: map[string]any{"calls": 2, "tools": []string{"get_time", "get_time"}, "indexes": []int{0, 1}},
 		}},
 		{"cancel any", schemas.Cancel, &wire.Cancel{}},
 		{"cancel turn", schemas.Cancel, &wire.Cancel{TurnID: "t1"}},
@@ -436,25 +441,25 @@ func TestExamplesMatchSchemas(t *testing.T) {
 	}
 }
 
-// TestEventTypesMatchSchema checks every Event constant against the type
-// pattern of the SessionEvent schema.
+// TestEventTypesMatchSchema checks every event type against the type
+// pattern of the SessionEvent schema, with no payload and with its payload
+// type's fields all set.
 func TestEventTypesMatchSchema(t *testing.T) {
 	s := compile(t, schemas.SessionEvent)
-	types := []string{
-		wire.EventTurnAccepted, wire.EventTurnRejected, wire.EventTurnCompleted, wire.EventTurnFailed,
-		wire.EventLLMRequest, wire.EventLLMRetry, wire.EventLLMRetryStarted, wire.EventLLMFallback, wire.EventLLMFinish,
-		wire.EventToolDispatched, wire.EventToolResult, wire.EventToolResultRejected, wire.EventToolRepaired, wire.EventBudgetExceeded,
-		wire.EventHistorySelected, wire.EventHistoryRepaired, wire.EventHistorySkipped, wire.EventHistorySerialized,
-		wire.EventContinuationDegraded,
-	}
-	for _, typ := range types {
-		t.Run(typ, func(t *testing.T) {
-			b, err := wire.JSON.Marshal(&wire.SessionEvent{Type: typ, SessionID: "s1", TurnID: "t1", Time: t0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := validate(t, s, b); err != nil {
-				t.Errorf("validate(%s) = %v; want nil", b, err)
+	for _, p := range wire.EventPayloads() {
+		t.Run(p.EventType(), func(t *testing.T) {
+			bare := wire.SessionEvent{Type: p.EventType(), SessionID: "s1", TurnID: "t1", Time: t0}
+			for _, ev := range []wire.SessionEvent{
+				bare,
+				wire.NewEvent("s1", "t1", 1, 1, t0, filled(t, p)),
+			} {
+				b, err := wire.JSON.Marshal(&ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := validate(t, s, b); err != nil {
+					t.Errorf("validate(%s) = %v; want nil", b, err)
+				}
 			}
 		})
 	}
@@ -533,24 +538,45 @@ func TestSchemasReject(t *testing.T) {
 		{"event nested payload object", "event llm retry", func(m map[string]any) {
 			m["payload"].(map[string]any)["usage"] = map[string]any{"input_tokens": 1}
 		}, "'/payload/usage'"},
-		{"event payload array of objects", "event tool dispatched", func(m map[string]any) {
+		{"event payload array of objects", "event of a later type", func(m map[string]any) {
 			m["payload"].(map[string]any)["calls"] = []any{map[string]any{"name": "x"}}
 		}, "'/payload/calls'"},
-		{"event payload nested array", "event tool dispatched", func(m map[string]any) {
+		{"event payload nested array", "event of a later type", func(m map[string]any) {
 			m["payload"].(map[string]any)["indexes"] = []any{[]any{0}}
 		}, "'/payload/indexes'"},
 		{"event payload null", "event turn accepted", func(m map[string]any) {
-			m["payload"].(map[string]any)["route"] = nil
-		}, "'/payload/route'"},
+			m["payload"].(map[string]any)["tools"] = nil
+		}, "'/payload/tools'"},
 		{"event payload long string", "event turn rejected", func(m map[string]any) {
-			m["payload"].(map[string]any)["reason"] = strings.Repeat("x", 129)
-		}, "'/payload/reason'"},
-		{"event payload long string in array", "event tool dispatched", func(m map[string]any) {
+			m["payload"].(map[string]any)["field"] = strings.Repeat("x", 129)
+		}, "'/payload/field'"},
+		{"event payload long string in array", "event of a later type", func(m map[string]any) {
 			m["payload"].(map[string]any)["tools"] = []any{strings.Repeat("x", 129)}
 		}, "'/payload/tools'"},
-		{"event payload camelCase key", "event turn accepted", func(m map[string]any) {
+		{"event payload camelCase key", "event of a later type", func(m map[string]any) {
 			m["payload"].(map[string]any)["inputMessages"] = 2
 		}, "inputMessages"},
+		{"event payload key its type lacks", "event turn completed", func(m map[string]any) {
+			m["payload"].(map[string]any)["content"] = "hello"
+		}, "content"},
+		{"event payload key its type requires", "event turn accepted", func(m map[string]any) {
+			delete(m["payload"].(map[string]any), "resumed")
+		}, "resumed"},
+		{"event payload unknown enum value", "event turn completed", func(m map[string]any) {
+			m["payload"].(map[string]any)["finish_reason"] = "end_turn"
+		}, "'/payload/finish_reason'"},
+		{"event payload unknown reason", "event turn rejected", func(m map[string]any) {
+			m["payload"].(map[string]any)["reason"] = "because"
+		}, "'/payload/reason'"},
+		{"event payload string count", "event llm retry", func(m map[string]any) {
+			m["payload"].(map[string]any)["retry"] = "1"
+		}, "'/payload/retry'"},
+		{"event payload fractional count", "event tool dispatched", func(m map[string]any) {
+			m["payload"].(map[string]any)["deadline_ms"] = 1.5
+		}, "'/payload/deadline_ms'"},
+		{"event payload tool name with spaces", "event tool dispatched", func(m map[string]any) {
+			m["payload"].(map[string]any)["tool"] = "get time"
+		}, "'/payload/tool'"},
 		{"event payload not object", "event turn accepted", func(m map[string]any) { m["payload"] = []any{1} }, "'/payload'"},
 		{"event missing time", "event turn accepted", func(m map[string]any) { delete(m, "time") }, "time"},
 		{"event step zero", "event llm retry", func(m map[string]any) { m["step"] = 0 }, "'/step'"},
