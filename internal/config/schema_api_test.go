@@ -40,7 +40,7 @@ func TestSchemaFollowsTheAPIDescriptors(t *testing.T) {
 	}
 	p := doc.Defs.Provider
 	if want := apis.Configurable(); !slices.Equal(p.Properties.API.Enum, want) {
-		t.Errorf("schema api enum = %q; want %q", p.Properties.API.Enum, want)
+		t.Errorf("schema api enum = %q; want %q (go generate ./schemas)", p.Properties.API.Enum, want)
 	}
 	got := map[string]map[string]any{}
 	for _, c := range p.AllOf {
