@@ -9,57 +9,89 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/turnstream/turnstream/internal/console"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/pkg/client"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-func runSubmit(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("submit", "--session S [flags] prompt...", "warn")
-	conn := f.natsFlags(natsURLUsage)
-	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
-	session := f.String("session", "", "session id (required)")
-	turnID := f.String("turn", "", "turn id (default: generated)")
-	route := f.String("route", "", "route name (default: the worker's default route)")
-	system := f.String("system", "", "system prompt")
-	demoTools := f.Bool("demo-tools", false, "offer the demo tools get_time and calculate")
-	toolsFile := f.String("tools", "", "JSON file with an array of tools to offer ({name, description, parameters})")
-	msgpack := f.Bool("msgpack", false, "encode the request in msgpack instead of JSON")
-	events := f.Bool("events", false, "also print every audit event of the turn")
-	if err := f.Parse(args); err != nil {
-		return err
+// submitOptions are the flags of `turnstream submit`.
+type submitOptions struct {
+	log       *logFlags
+	conn      *natsFlags
+	prefix    string
+	session   string
+	turn      string
+	route     string
+	system    string
+	demoTools bool
+	tools     string
+	msgpack   bool
+	events    bool
+}
+
+func newSubmitCmd() *cobra.Command {
+	var o submitOptions
+	cmd := &cobra.Command{
+		Use:   "submit --session S [flags] prompt...",
+		Short: "submit a turn and stream its answer",
+		Long: `Submit a turn and stream its answer. Flags may come after the prompt; a
+prompt that starts with "-" goes after "--". The exit status is 1 when the
+turn did not complete.`,
+		Example: `  turnstream submit --session s1 --demo-tools "What time is it?"
+  turnstream submit --session s1 "What is 17 * 23?" --nats-url nats://127.0.0.1:4222
+  turnstream submit --session s1 -- "-1 squared?"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSubmit(cmd.Context(), o, args, cmd.OutOrStdout())
+		},
 	}
-	prompt := strings.TrimSpace(strings.Join(f.Args(), " "))
-	if *session == "" || prompt == "" {
-		f.Usage()
-		return errors.New("submit: --session and a prompt are required")
+	f := cmd.Flags()
+	o.log = addLogFlags(f, "warn")
+	o.conn = addNATSFlags(f, natsURLUsage)
+	f.StringVar(&o.prefix, "prefix", wire.DefaultPrefix, "subject prefix")
+	f.StringVar(&o.session, "session", "", "session id (required)")
+	f.StringVar(&o.turn, "turn", "", "turn id (default: generated)")
+	f.StringVar(&o.route, "route", "", "route name (default: the worker's default route)")
+	f.StringVar(&o.system, "system", "", "system prompt")
+	f.BoolVar(&o.demoTools, "demo-tools", false, "offer the demo tools get_time and calculate")
+	f.StringVar(&o.tools, "tools", "", "JSON file with an array of tools to offer ({name, description, parameters})")
+	f.BoolVar(&o.msgpack, "msgpack", false, "encode the request in msgpack instead of JSON")
+	f.BoolVar(&o.events, "events", false, "also print every audit event of the turn")
+	return cmd
+}
+
+func runSubmit(ctx context.Context, o submitOptions, args []string, out io.Writer) error {
+	prompt := strings.TrimSpace(strings.Join(args, " "))
+	if o.session == "" || prompt == "" {
+		return errors.New("submit: --session and a prompt are required (see `turnstream submit --help`)")
 	}
 	req := wire.TurnRequest{
-		SessionID: *session, TurnID: *turnID, Route: *route, System: *system,
+		SessionID: o.session, TurnID: o.turn, Route: o.route, System: o.system,
 		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: prompt}},
 	}
-	if *demoTools {
+	if o.demoTools {
 		req.Tools = demotools.Tools()
 	}
-	if *toolsFile != "" {
-		b, err := os.ReadFile(*toolsFile)
+	if o.tools != "" {
+		b, err := os.ReadFile(o.tools)
 		if err != nil {
 			return fmt.Errorf("submit: --tools: %w", err)
 		}
 		var tools []wire.Tool
 		if err := json.Unmarshal(b, &tools); err != nil {
-			return fmt.Errorf("submit: --tools %s: %w", *toolsFile, err)
+			return fmt.Errorf("submit: --tools %s: %w", o.tools, err)
 		}
 		req.Tools = append(req.Tools, tools...)
 	}
-	nc, err := conn.connect(conn.URL(), "turnstream submit")
+	nc, err := o.conn.connect(o.conn.URL(), "turnstream submit")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	opts := []client.Option{client.WithPrefix(*prefix)}
-	if *msgpack {
+	opts := []client.Option{client.WithPrefix(o.prefix)}
+	if o.msgpack {
 		opts = append(opts, client.WithCodec(wire.Msgpack))
 	}
 	c, err := client.New(nc, opts...)
@@ -73,6 +105,6 @@ func runSubmit(ctx context.Context, args []string, out io.Writer) error {
 	defer t.Close()
 	fmt.Fprintf(os.Stderr, "turn %s of session %s submitted\n", t.ID(), t.Session())
 	p := console.NewTurnPrinter(out)
-	p.Verbose = *events
+	p.Verbose = o.events
 	return follow(ctx, t, p)
 }
