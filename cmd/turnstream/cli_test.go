@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/turnstream/turnstream/internal/console"
 	"github.com/turnstream/turnstream/internal/stack"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // startStack runs the embedded stack (NATS, mock provider, worker, demo
@@ -69,6 +72,59 @@ func TestSubmitFlagsAnywhere(t *testing.T) {
 	}
 }
 
+// TestSubmitJSON: --json prints the turn's result as one JSON object,
+// --ndjson every update as one JSON line, its terminal event last.
+func TestSubmitJSON(t *testing.T) {
+	st := startStack(t, stack.Options{})
+	out, err := run(t, "submit", "--session", "js", "--turn", "js-1", "hi", "--nats-url", st.NATSURL, "--demo-tools", "--json")
+	if err != nil {
+		t.Fatalf("submit --json: %v\n%s", err, out)
+	}
+	var res console.TurnResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("submit --json printed %q: %v", out, err)
+	}
+	if res.SessionID != "js" || res.TurnID != "js-1" || res.Outcome != wire.EventTurnCompleted || res.Terminal.Type != wire.EventTurnCompleted {
+		t.Errorf("submit --json = %s/%s %s (terminal %s); want js/js-1 turn.completed", res.SessionID, res.TurnID, res.Outcome, res.Terminal.Type)
+	}
+	if !strings.Contains(res.Text, "calculate said \"391\"") || len(res.Messages) != 5 || res.Usage.InputTokens == 0 {
+		t.Errorf("submit --json: text %q, %d messages, usage %+v; want the answer, 5 messages and the usage", res.Text, len(res.Messages), res.Usage)
+	}
+
+	out, err = run(t, "submit", "--session", "js", "--turn", "js-2", "hi", "--nats-url", st.NATSURL, "--ndjson")
+	if err != nil {
+		t.Fatalf("submit --ndjson: %v\n%s", err, out)
+	}
+	var last console.UpdateLine
+	kinds := map[string]int{}
+	for _, l := range lines(out) {
+		var u console.UpdateLine
+		if err := json.Unmarshal([]byte(l), &u); err != nil {
+			t.Fatalf("submit --ndjson line %q: %v", l, err)
+		}
+		switch {
+		case u.Chunk != nil && u.Message == nil && u.Event == nil:
+			kinds["chunk"]++
+		case u.Message != nil && u.Chunk == nil && u.Event == nil:
+			kinds["message"]++
+		case u.Event != nil && u.Chunk == nil && u.Message == nil:
+			kinds["event"]++
+		default:
+			t.Errorf("submit --ndjson line %q: want exactly one of chunk, message and event", l)
+		}
+		if u.StreamSeq == 0 {
+			t.Errorf("submit --ndjson line %q has no stream_seq", l)
+		}
+		last = u
+	}
+	if kinds["chunk"] == 0 || kinds["message"] != 2 || kinds["event"] == 0 {
+		t.Errorf("submit --ndjson printed %v; want chunks, 2 messages and events", kinds)
+	}
+	if last.Event == nil || last.Event.Type != wire.EventTurnCompleted {
+		t.Errorf("submit --ndjson's last line is %+v; want the turn.completed event", last)
+	}
+}
+
 // TestVersion: `turnstream version` and --version print the version set
 // with -ldflags "-X main.version=...", else the build info's.
 func TestVersion(t *testing.T) {
@@ -122,7 +178,7 @@ func TestCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("turnstream __complete submit --: %v", err)
 	}
-	for _, flag := range []string{"--session", "--nats-url", "--inbox-prefix", "--demo-tools"} {
+	for _, flag := range []string{"--session", "--nats-url", "--inbox-prefix", "--json", "--ndjson", "--demo-tools"} {
 		if !strings.Contains(out, flag+"\t") {
 			t.Errorf("the completion of submit's flags lacks %s:\n%s", flag, out)
 		}

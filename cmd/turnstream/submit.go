@@ -30,6 +30,8 @@ type submitOptions struct {
 	tools     string
 	msgpack   bool
 	events    bool
+	json      bool
+	ndjson    bool
 }
 
 func newSubmitCmd() *cobra.Command {
@@ -38,10 +40,17 @@ func newSubmitCmd() *cobra.Command {
 		Use:   "submit --session S [flags] prompt...",
 		Short: "submit a turn and stream its answer",
 		Long: `Submit a turn and stream its answer. Flags may come after the prompt; a
-prompt that starts with "-" goes after "--". The exit status is 1 when the
+prompt that starts with "-" goes after "--".
+
+--json prints, once the turn ended, one JSON object: session_id, turn_id,
+outcome (the terminal event's type), reason and field (when it has them),
+text (the answer), usage (summed over the assistant messages), messages
+and terminal (the terminal event). --ndjson prints every update as it
+arrives instead, one JSON object per line with exactly one of chunk,
+message or event, and stream_seq. Either way the exit status is 1 when the
 turn did not complete.`,
 		Example: `  turnstream submit --session s1 --demo-tools "What time is it?"
-  turnstream submit --session s1 "What is 17 * 23?" --nats-url nats://127.0.0.1:4222
+  turnstream submit --session s1 "What is 17 * 23?" --nats-url nats://127.0.0.1:4222 --json
   turnstream submit --session s1 -- "-1 squared?"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSubmit(cmd.Context(), o, args, cmd.OutOrStdout())
@@ -59,6 +68,9 @@ turn did not complete.`,
 	f.StringVar(&o.tools, "tools", "", "JSON file with an array of tools to offer ({name, description, parameters})")
 	f.BoolVar(&o.msgpack, "msgpack", false, "encode the request in msgpack instead of JSON")
 	f.BoolVar(&o.events, "events", false, "also print every audit event of the turn")
+	f.BoolVar(&o.json, "json", false, "print the turn's result as one JSON object once it ended")
+	f.BoolVar(&o.ndjson, "ndjson", false, "print every chunk, message and event as one JSON line as it arrives")
+	cmd.MarkFlagsMutuallyExclusive("json", "ndjson")
 	return cmd
 }
 
@@ -104,6 +116,25 @@ func runSubmit(ctx context.Context, o submitOptions, args []string, out io.Write
 	}
 	defer t.Close()
 	fmt.Fprintf(os.Stderr, "turn %s of session %s submitted\n", t.ID(), t.Session())
+	switch {
+	case o.json:
+		r, err := t.Wait(ctx)
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(console.NewTurnResult(t.Session(), t.ID(), r)); err != nil {
+			return err
+		}
+		return completed(&r.Terminal)
+	case o.ndjson:
+		terminal, err := console.FollowNDJSON(ctx, t, out)
+		if err != nil {
+			return err
+		}
+		return completed(terminal)
+	}
 	p := console.NewTurnPrinter(out)
 	p.Verbose = o.events
 	return follow(ctx, t, p)
