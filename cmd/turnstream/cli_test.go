@@ -169,7 +169,7 @@ func TestCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("turnstream __complete: %v", err)
 	}
-	for _, cmd := range []string{"demo", "dev", "worker", "submit", "tap", "inspect", "replay", "tools", "streams", "mockllm", "version"} {
+	for _, cmd := range []string{"demo", "dev", "worker", "submit", "tap", "inspect", "cancel", "replay", "tools", "streams", "mockllm", "version"} {
 		if !strings.Contains(out, "\n"+cmd+"\t") && !strings.HasPrefix(out, cmd+"\t") {
 			t.Errorf("the completion of a command lacks %s:\n%s", cmd, out)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/pkg/client"
 )
 
 // defaultNATSURL is where commands connect without --nats-url or NATS_URL.
@@ -80,4 +81,18 @@ func (n *natsFlags) connect(url, name string, extra ...nats.Option) (*nats.Conn,
 		return nil, fmt.Errorf("connect to NATS: %w", err)
 	}
 	return nc, nil
+}
+
+// client connects as name (to URL) and opens a pkg/client Client on the
+// connection, with opts; closeConn closes the connection.
+func (n *natsFlags) client(name string, opts ...client.Option) (c *client.Client, closeConn func(), err error) {
+	nc, err := n.connect(n.URL(), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, err = client.New(nc, opts...); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return c, nc.Close, nil
 }

@@ -97,19 +97,15 @@ func runSubmit(ctx context.Context, o submitOptions, args []string, out io.Write
 		}
 		req.Tools = append(req.Tools, tools...)
 	}
-	nc, err := o.conn.connect(o.conn.URL(), "turnstream submit")
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
 	opts := []client.Option{client.WithPrefix(o.prefix)}
 	if o.msgpack {
 		opts = append(opts, client.WithCodec(wire.Msgpack))
 	}
-	c, err := client.New(nc, opts...)
+	c, closeConn, err := o.conn.client("turnstream submit", opts...)
 	if err != nil {
 		return err
 	}
+	defer closeConn()
 	t, err := c.Submit(ctx, req)
 	if err != nil {
 		return err

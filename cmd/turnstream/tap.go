@@ -51,15 +51,11 @@ func runTap(ctx context.Context, o tapOptions, out io.Writer) error {
 	if o.session != "" && !wire.ValidToken(o.session) {
 		return fmt.Errorf("tap: %q is not a valid session id", o.session)
 	}
-	nc, err := o.conn.connect(o.conn.URL(), "turnstream tap")
+	c, closeConn, err := o.conn.client("turnstream tap", client.WithPrefix(o.prefix))
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	c, err := client.New(nc, client.WithPrefix(o.prefix))
-	if err != nil {
-		return err
-	}
+	defer closeConn()
 	// A Tap reads with direct gets and holds no consumer (the follow
 	// contract), so an auditor needs no $JS.API.CONSUMER permission.
 	tap, err := c.Tap(ctx, client.TapOptions{Session: o.session, New: !o.all})
