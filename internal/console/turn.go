@@ -102,7 +102,10 @@ func summary(e *wire.SessionEvent) string {
 	pl := e.Payload
 	var b strings.Builder
 	b.WriteString(e.Type)
-	if r, ok := pl["reason"]; ok {
+	switch r, f := pl["reason"], pl["field"]; {
+	case r != nil && f != nil:
+		fmt.Fprintf(&b, " (%v: %v)", r, f)
+	case r != nil:
 		fmt.Fprintf(&b, " (%v)", r)
 	}
 	if v, ok := pl["steps"]; ok {

@@ -243,8 +243,8 @@ func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *
 		Type: wire.EventTurnRejected, SessionID: eventSession, TurnID: turnID, Time: time.Now(),
 		Payload: map[string]any{"reason": reason},
 	}
-	if field != "" {
-		ev.Payload["field"] = field
+	if f := wire.EventField(field); f != "" {
+		ev.Payload["field"] = f // the content-free form; the dead letter has the whole path
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -254,7 +254,7 @@ func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *
 			log.Error().Err(err).Msg("turn.rejected event not stored")
 		}
 	}
-	if err := w.bus.DeadLetter(wctx, session, natsMsg(msg), reason); err != nil {
+	if err := w.bus.DeadLetter(wctx, session, natsMsg(msg), reason, field); err != nil {
 		log.Error().Err(err).Msg("dead-letter copy failed")
 	}
 	w.settle(msg, log, term)
