@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -112,6 +113,14 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		defer w.forgetCancel(ctx, session, req.TurnID, log)
 	}
 	defer v.Finish(ctx) // after the one ack decision below
+	if v.Duplicate != nil {
+		// Reported before the ack: a redelivery reports again, stored once.
+		if err := w.reportDuplicate(ctx, req, codec, meta.Sequence.Stream, v.Duplicate); err != nil {
+			log.Warn().Err(err).Msg("turn.duplicate not stored; handing the request back")
+			w.settle(msg, log, nakLater)
+			return
+		}
+	}
 	ev := log.Info()
 	if v.Err != nil {
 		ev = log.Warn().Err(v.Err)
@@ -137,6 +146,19 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		// Another delivery owns the request: settling this one could hand
 		// it to a third worker while the owner runs it.
 	}
+}
+
+// reportDuplicate writes the turn.duplicate event of request seq, which
+// resubmits the turn of d.Of.
+func (w *Worker) reportDuplicate(ctx context.Context, req *wire.TurnRequest, codec wire.Codec, seq uint64, d *turn.Duplicate) error {
+	p := map[string]any{"seq": seq}
+	if d.Of != 0 {
+		p["first_seq"] = d.Of
+	}
+	ev := &wire.SessionEvent{Type: wire.EventTurnDuplicate, SessionID: req.SessionID, TurnID: req.TurnID, Time: time.Now(), Payload: p}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return w.bus.Turn(req.SessionID, req.TurnID, codec, nil).EventOnce(wctx, ev, "dup:"+req.SessionID+":"+strconv.FormatUint(seq, 10))
 }
 
 // lookResult is a session read while its request is decoded.
