@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -187,11 +188,7 @@ func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadat
 		return &wire.TurnRequest{}, codec, nil, &wire.ValidationError{Reason: wire.ReasonMalformed, Detail: "request does not decode"}
 	}
 	if req.TurnID == "" {
-		req.TurnID = msg.Headers().Get(jetstream.MsgIDHeader)
-	}
-	if req.TurnID == "" {
-		// Deterministic, so every delivery of this request is the same turn.
-		req.TurnID = "t" + seqToken(meta.Sequence.Stream)
+		req.TurnID = derivedTurnID(msg.Headers().Get(jetstream.MsgIDHeader), session, meta)
 	}
 	if err := req.Validate(session, w.limits); err != nil {
 		return req, codec, nil, err
@@ -230,17 +227,20 @@ func schemaRejection(tools []wire.Tool, err error) *wire.ValidationError {
 // decoded (crash tests kill the process there).
 var testHookDecode func(data []byte)
 
-// seqToken renders a stream sequence as a token.
-func seqToken(seq uint64) string {
-	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := []byte{}
-	for {
-		b = append([]byte{digits[seq%36]}, b...)
-		seq /= 36
-		if seq == 0 {
-			return string(b)
+// derivedTurnID is the turn id of a request without one: its Nats-Msg-Id,
+// or the turn of a "<session>/<turn>" one (the Go client's, MsgID), else
+// one derived from the stored message: "auto-" and its store time and
+// stream sequence, base 36. Derived, so every delivery of the request is
+// the same turn; unique, where a sequence alone ("t1") collides with the
+// ids people write, and with itself once the stream is recreated.
+func derivedTurnID(msgID, session string, meta *jetstream.MsgMetadata) string {
+	if msgID != "" {
+		if turn, ok := strings.CutPrefix(msgID, session+"/"); ok && wire.ValidToken(turn) {
+			return turn
 		}
+		return msgID // an invalid one is rejected (invalid_turn_id)
 	}
+	return "auto-" + strconv.FormatInt(meta.Timestamp.UnixNano(), 36) + "-" + strconv.FormatUint(meta.Sequence.Stream, 36)
 }
 
 // reject reports an invalid request, copies it to the dead-letter subject
