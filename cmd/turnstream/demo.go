@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/turnstream/turnstream/internal/console"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/internal/stack"
@@ -19,22 +21,39 @@ const (
 	demoSystem    = "You are a helpful assistant. Use the offered tools when they help."
 )
 
-func runDemo(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("demo", "[flags] [prompt]", "warn")
-	latency := f.Duration("latency", 15*time.Millisecond, "mock provider delay per streamed chunk")
-	events := f.Bool("events", false, "also print every audit event of the turn")
-	if err := f.Parse(args); err != nil {
-		return err
+// demoOptions are the flags of `turnstream demo`.
+type demoOptions struct {
+	log     *logFlags
+	latency time.Duration
+	events  bool
+}
+
+func newDemoCmd() *cobra.Command {
+	var o demoOptions
+	cmd := &cobra.Command{
+		Use:   "demo [prompt]",
+		Short: "run one turn end to end on an embedded stack and print it streaming",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd.Context(), o, args, cmd.OutOrStdout())
+		},
 	}
-	log, err := f.logger()
+	f := cmd.Flags()
+	o.log = addLogFlags(f, "warn")
+	f.DurationVar(&o.latency, "latency", 15*time.Millisecond, "mock provider delay per streamed chunk")
+	f.BoolVar(&o.events, "events", false, "also print every audit event of the turn")
+	return cmd
+}
+
+func runDemo(ctx context.Context, o demoOptions, args []string, out io.Writer) error {
+	log, err := o.log.logger()
 	if err != nil {
 		return err
 	}
-	prompt := strings.TrimSpace(strings.Join(f.Args(), " "))
+	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" {
 		prompt = defaultPrompt
 	}
-	st, err := stack.Start(ctx, stack.Options{MockLatency: *latency, Log: log})
+	st, err := stack.Start(ctx, stack.Options{MockLatency: o.latency, Log: log})
 	if err != nil {
 		return err
 	}
@@ -57,7 +76,7 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer t.Close()
 	p := console.NewTurnPrinter(out)
-	p.Verbose = *events
+	p.Verbose = o.events
 	return follow(ctx, t, p)
 }
 
@@ -68,8 +87,17 @@ func follow(ctx context.Context, t *client.Turn, p *console.TurnPrinter) error {
 	if err != nil {
 		return err
 	}
-	if terminal.Type != wire.EventTurnCompleted {
-		return fmt.Errorf("the turn did not complete")
+	return completed(terminal)
+}
+
+// completed reports a turn that ended otherwise than completed as an
+// error, naming how it ended.
+func completed(terminal *wire.SessionEvent) error {
+	if terminal.Type == wire.EventTurnCompleted {
+		return nil
 	}
-	return nil
+	if r, ok := terminal.Payload["reason"]; ok {
+		return fmt.Errorf("the turn did not complete: %s (%v)", terminal.Type, r)
+	}
+	return fmt.Errorf("the turn did not complete: %s", terminal.Type)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -67,33 +66,10 @@ worker: {drain_timeout: 1m, tool_timeout: 1m}
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TURNSTREAM_TEST_KEY=k",
-		envMainArgs+"="+strings.Join([]string{"worker", "--config", cfg, "--nats-url", srv.URL()}, "\n"))
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill() //nolint:errcheck // it may have exited
-		<-done
-		if t.Failed() {
-			t.Logf("worker stderr:\n%s", stderr.String())
-		}
-	})
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting until %s", what)
-			}
-		}
-	}
+	worker := startChild(t, []string{"TURNSTREAM_TEST_KEY=k"}, "worker", "--config", cfg, "--nats-url", srv.URL())
+	stderr := worker.stderr
 	_, js := srv.JetStream()
-	waitFor("the worker is serving", func() bool { return strings.Contains(stderr.String(), "worker started") })
+	waitFor(t, "the worker is serving", func() bool { return strings.Contains(stderr.String(), "worker started") })
 
 	// A turn that waits on a tool nobody serves: it runs until its tool
 	// timeout, a minute.
@@ -101,7 +77,7 @@ worker: {drain_timeout: 1m, tool_timeout: 1m}
 	if _, err := js.Publish(t.Context(), "turn.submit.drain", []byte(req)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the turn waits on its tool", func() bool {
+	waitFor(t, "the turn waits on its tool", func() bool {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		s, err := js.Stream(ctx, wire.StreamTools)
@@ -112,23 +88,12 @@ worker: {drain_timeout: 1m, tool_timeout: 1m}
 		return err == nil
 	})
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	waitFor("the worker drains", func() bool { return strings.Contains(stderr.String(), "worker draining") })
-	select {
-	case err := <-done:
-		done <- err
-		t.Fatalf("the worker exited on the first signal (%v); want it draining its running turn", err)
-	default:
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		done <- err
-	case <-time.After(20 * time.Second): // a bound, not a speed: the drain would take a minute
-		t.Fatal("the worker did not exit on the second signal")
+	worker.signal(t, syscall.SIGTERM)
+	waitFor(t, "the worker drains", func() bool { return strings.Contains(stderr.String(), "worker draining") })
+	worker.running(t)
+	worker.signal(t, syscall.SIGTERM)
+	// A bound, not a speed: the drain would take a minute.
+	if code := worker.exit(t, 20*time.Second); code != exitInterrupted {
+		t.Errorf("the worker exited %d on the second signal; want %d", code, exitInterrupted)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -148,24 +147,5 @@ worker: {drain_timeout: 5s}
 // when the test ends. It returns the child's stderr.
 func startProcess(t *testing.T, env []string, args ...string) *lockedBuffer {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), env...), envMainArgs+"="+strings.Join(args, "\n"))
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait() //nolint:errcheck // killed
-		close(done)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill() //nolint:errcheck // it may have exited
-		<-done
-		if t.Failed() {
-			t.Logf("turnstream %s stderr:\n%s", args[0], stderr.String())
-		}
-	})
-	return &stderr
+	return startChild(t, env, args...).stderr
 }

@@ -5,99 +5,127 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, args []string, out io.Writer) error
-}
-
-var commands = []command{
-	{"demo", "run one turn end to end on an embedded stack and print it streaming", runDemo},
-	{"dev", "run the embedded stack (NATS, mock provider, worker, demo tools) for other clients", runDev},
-	{"worker", "run a production worker against a NATS server", runWorker},
-	{"submit", "submit a turn and stream its answer", runSubmit},
-	{"tap", "print session events live", runTap},
-	{"replay", "re-run a recorded turn offline from its raw provider frames and report divergence", runReplay},
-	{"tools", "serve the demo tools, or the tools of MCP servers (--mcp), against a NATS server", runTools},
-	{"streams", "create or update the streams and consumers", runStreams},
-	{"mockllm", "run the mock OpenAI-compatible provider alone", runMockLLM},
-}
-
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(os.Stderr)
 	defer stop()
-	go func() {
-		// The first signal starts a graceful drain; from then on the
-		// signals are no longer caught, so a second one exits at once.
-		<-ctx.Done()
-		stop()
-	}()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
 		fmt.Fprintln(os.Stderr, "turnstream:", err)
 		os.Exit(1)
 	}
 }
 
-func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		return nil
-	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout)
+// exitInterrupted is the exit status of a process ended by a second signal
+// (128 + SIGINT, as shells report an interrupted command).
+const exitInterrupted = 130
+
+// signalContext is a context ended by the first SIGINT or SIGTERM, which
+// starts a graceful stop (a worker drains); a second one exits at once,
+// whatever the signals' disposition was when the process started.
+func signalContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sigs:
+		case <-ctx.Done():
+			return
 		}
-	}
-	usage(os.Stderr)
-	return fmt.Errorf("unknown command %q", args[0])
+		fmt.Fprintln(stderr, "turnstream: stopping (a second Ctrl-C exits at once)")
+		cancel()
+		<-sigs
+		fmt.Fprintln(stderr, "turnstream: second signal: exiting at once")
+		os.Exit(exitInterrupted)
+	}()
+	return ctx, func() { cancel() }
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: turnstream <command> [flags]")
-	fmt.Fprintln(w)
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run `turnstream <command> -h` for a command's flags. NATS_URL works like --nats-url, NATS_INBOX_PREFIX like --inbox-prefix.")
+// dispatch runs `turnstream args...`, printing to stdout (errors and logs go
+// to stderr), until ctx ends.
+func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+	root := newRootCmd()
+	root.SetOut(stdout)
+	root.SetErr(os.Stderr)
+	root.SetArgs(goFlagArgs(root, args))
+	return root.ExecuteContext(ctx)
 }
 
-// flags is a command's flag set with the shared logging flag.
-type flags struct {
-	*flag.FlagSet
-	logLevel *string
+// newRootCmd is the command tree. Each subcommand declares its flags in its
+// own constructor, in one place.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "turnstream",
+		Short: "LLM agent turns as a stream processor on NATS JetStream",
+		Long: `turnstream runs LLM agent turns as a stream processor on NATS JetStream.
+
+Flags may come before or after arguments; "--" ends the flags (a prompt
+that starts with "-" goes after it). NATS_URL works like --nats-url,
+NATS_INBOX_PREFIX like --inbox-prefix.`,
+		Version:       versionString(),
+		SilenceErrors: true, // main prints them once
+		SilenceUsage:  true, // a failed turn is no usage error
+	}
+	root.SetVersionTemplate("turnstream {{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%s: %w (see `%s --help`)", cmd.Name(), err, cmd.CommandPath())
+	})
+	root.AddCommand(
+		newDemoCmd(),
+		newDevCmd(),
+		newWorkerCmd(),
+		newSubmitCmd(),
+		newTapCmd(),
+		newInspectCmd(),
+		newCancelCmd(),
+		newReplayCmd(),
+		newToolsCmd(),
+		newStreamsCmd(),
+		newMockLLMCmd(),
+		newVersionCmd(),
+	)
+	return root
 }
 
-func newFlags(name, usageLine string, defaultLevel string) *flags {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: turnstream %s %s\n\n", name, usageLine)
-		fs.PrintDefaults()
+// goFlagArgs rewrites the single-dash long flags the standard flag package
+// accepted (`-session s1`, `-latency=0s`) to pflag's double dash, for the
+// flags of the command args run, so scripts written for the earlier CLI
+// keep working. Arguments after "--" are left alone, and so is a word
+// that names no flag of the command.
+func goFlagArgs(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return args
 	}
-	return &flags{FlagSet: fs, logLevel: fs.String("log-level", defaultLevel, "log level: debug, info, warn, error, disabled")}
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if len(name) > 1 && lookupFlag(cmd, name) != nil {
+				a = "-" + a
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
-func (f *flags) logger() (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(strings.ToLower(*f.logLevel))
-	if err != nil {
-		return zerolog.Nop(), fmt.Errorf("--log-level: %w", err)
+func lookupFlag(cmd *cobra.Command, name string) *pflag.Flag {
+	if f := cmd.Flags().Lookup(name); f != nil {
+		return f
 	}
-	out := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}
-	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+	return cmd.InheritedFlags().Lookup(name)
 }

@@ -4,17 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
 
 	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/config"
@@ -25,47 +24,65 @@ import (
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-func getenv(k string) string { return os.Getenv(k) }
+// toolsOptions are the flags of `turnstream tools`.
+type toolsOptions struct {
+	log       *logFlags
+	conn      *natsFlags
+	prefix    string
+	mcp       []string
+	mcpConfig string
+	demo      bool
+	demoSet   bool // --demo was given: otherwise it is on without MCP servers
+	list      bool
+}
 
-func runTools(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("tools", "[--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list]", "info")
-	conn := f.natsFlags(natsURLUsage)
-	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
-	var mcpSpecs listFlag
-	f.Var(&mcpSpecs, "mcp", "an MCP server whose tools to serve (repeatable): cmd:COMMAND [ARG...] (words split on spaces), "+
+func newToolsCmd() *cobra.Command {
+	var o toolsOptions
+	cmd := &cobra.Command{
+		Use:   "tools [--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list]",
+		Short: "serve the demo tools, or the tools of MCP servers (--mcp), against a NATS server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.demoSet = cmd.Flags().Changed("demo")
+			return runTools(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	o.log = addLogFlags(f, "info")
+	o.conn = addNATSFlags(f, natsURLUsage)
+	f.StringVar(&o.prefix, "prefix", wire.DefaultPrefix, "subject prefix")
+	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server whose tools to serve (repeatable): cmd:COMMAND [ARG...] (words split on spaces), "+
 		"an http(s):// streamable HTTP URL, or a YAML mapping such as '{command: ./server, args: [--root, /data], prefix: fs_}'")
-	mcpConfig := f.String("mcp-config", "", "YAML file listing MCP servers (servers: [{name, command, args, env, url, prefix}])")
-	demo := f.Bool("demo", false, "serve the demo tools get_time and calculate (default: when no MCP server is given)")
-	list := f.Bool("list", false, "print the definitions of the tools served, a JSON array for submit --tools, and exit")
-	if err := f.Parse(args); err != nil {
-		return err
-	}
-	if f.NArg() > 0 {
-		return fmt.Errorf("tools: unexpected arguments %q", f.Args())
-	}
-	log, err := f.logger()
+	f.StringVar(&o.mcpConfig, "mcp-config", "", "YAML file listing MCP servers (servers: [{name, command, args, env, url, prefix}])")
+	f.BoolVar(&o.demo, "demo", false, "serve the demo tools get_time and calculate (default: when no MCP server is given)")
+	f.BoolVar(&o.list, "list", false, "print the definitions of the tools served, a JSON array for submit --tools, and exit")
+	return cmd
+}
+
+func runTools(ctx context.Context, o toolsOptions, out io.Writer) error {
+	log, err := o.log.logger()
 	if err != nil {
 		return err
 	}
 	var sources []mcptools.Source
-	if *mcpConfig != "" {
-		if sources, err = mcptools.LoadConfig(*mcpConfig); err != nil {
+	if o.mcpConfig != "" {
+		if sources, err = mcptools.LoadConfig(o.mcpConfig); err != nil {
 			return err
 		}
 	}
-	for _, spec := range mcpSpecs {
+	for _, spec := range o.mcp {
 		src, err := mcptools.ParseSource(spec)
 		if err != nil {
 			return fmt.Errorf("tools: --mcp: %w", err)
 		}
 		sources = append(sources, src)
 	}
-	if !flagSet(f.FlagSet, "demo") {
-		*demo = len(sources) == 0
+	if !o.demoSet {
+		o.demo = len(sources) == 0
 	}
 
 	handlers, idempotent, defs := map[string]toolworker.Handler{}, []string{}, []wire.Tool{}
-	if *demo {
+	if o.demo {
 		handlers, idempotent, defs = demotools.Handlers(), demotools.Idempotent(), demotools.Tools()
 	}
 	if len(sources) > 0 {
@@ -81,13 +98,13 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 	if len(handlers) == 0 {
 		return errors.New("tools: nothing to serve: give --mcp or --mcp-config, or leave --demo on")
 	}
-	if *list {
+	if o.list {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(defs)
 	}
 
-	nc, err := conn.connect(conn.URL(), "turnstream tools", nats.MaxReconnects(-1))
+	nc, err := o.conn.connect(o.conn.URL(), "turnstream tools", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}
@@ -96,7 +113,7 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(*prefix)}
+	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(o.prefix)}
 	if len(idempotent) > 0 {
 		opts = append(opts, toolworker.WithIdempotent(idempotent...))
 	}
@@ -105,40 +122,45 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 	return toolworker.Serve(ctx, js, handlers, opts...)
 }
 
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+// streamsOptions are the flags of `turnstream streams`.
+type streamsOptions struct {
+	log    *logFlags
+	conn   *natsFlags
+	config string
 }
 
-func runStreams(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("streams", "[--config F] [--nats-url URL] [--inbox-prefix P]", "info")
-	conn := f.natsFlags(natsURLUsage)
-	cfgPath := f.String("config", "", "worker config: the topology is the one its workers ensure (nats and worker settings)")
-	if err := f.Parse(args); err != nil {
-		return err
+func newStreamsCmd() *cobra.Command {
+	var o streamsOptions
+	cmd := &cobra.Command{
+		Use:   "streams [--config F] [--nats-url URL] [--inbox-prefix P]",
+		Short: "create or update the streams and consumers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStreams(cmd.Context(), o, cmd.OutOrStdout())
+		},
 	}
-	log, err := f.logger()
+	f := cmd.Flags()
+	o.log = addLogFlags(f, "info")
+	o.conn = addNATSFlags(f, natsURLConfigUsage)
+	f.StringVar(&o.config, "config", "", "worker config: the topology is the one its workers ensure (nats and worker settings)")
+	return cmd
+}
+
+func runStreams(ctx context.Context, o streamsOptions, out io.Writer) error {
+	log, err := o.log.logger()
 	if err != nil {
 		return err
 	}
 	cfg := &config.Config{}
-	if *cfgPath != "" {
+	if o.config != "" {
 		var err error
-		if cfg, err = config.Load(*cfgPath); err != nil {
+		if cfg, err = config.Load(o.config); err != nil {
 			return err
 		}
 	} else {
 		cfg.ApplyDefaults()
 	}
-	nc, err := conn.connect(conn.URLWith(cfg), "turnstream streams")
+	nc, err := o.conn.connect(o.conn.URLWith(cfg), "turnstream streams")
 	if err != nil {
 		return err
 	}
@@ -158,15 +180,32 @@ func runStreams(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-func runMockLLM(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("mockllm", "[--addr 127.0.0.1:8080]", "info")
-	addr := f.String("addr", "127.0.0.1:8080", "listen address")
-	latency := f.Duration("latency", 15*time.Millisecond, "delay per streamed chunk")
-	if err := f.Parse(args); err != nil {
-		return err
+// mockLLMOptions are the flags of `turnstream mockllm`.
+type mockLLMOptions struct {
+	addr    string
+	latency time.Duration
+}
+
+func newMockLLMCmd() *cobra.Command {
+	var o mockLLMOptions
+	cmd := &cobra.Command{
+		Use:   "mockllm [--addr 127.0.0.1:8080]",
+		Short: "run the mock OpenAI-compatible provider alone",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMockLLM(cmd.Context(), o, cmd.OutOrStdout())
+		},
 	}
-	srv := mockllm.New(mockllm.Default(mockllm.DefaultOptions{Latency: *latency}))
-	return srv.ListenAndServe(ctx, *addr, func(base string) {
+	f := cmd.Flags()
+	addLogFlags(f, "info") // accepted as before; the mock logs nothing
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address")
+	f.DurationVar(&o.latency, "latency", 15*time.Millisecond, "delay per streamed chunk")
+	return cmd
+}
+
+func runMockLLM(ctx context.Context, o mockLLMOptions, out io.Writer) error {
+	srv := mockllm.New(mockllm.Default(mockllm.DefaultOptions{Latency: o.latency}))
+	return srv.ListenAndServe(ctx, o.addr, func(base string) {
 		fmt.Fprintf(out, "mock provider at %s (POST %s/chat/completions); Ctrl-C stops\n", base, base)
 	})
 }

@@ -121,7 +121,7 @@ nats: {prefix: acme.turn, replicas: 1}
 
 			startWorker()
 			first := readTopology(ctx, t, js)
-			if err := runStreams(ctx, streamsArgs, io.Discard); err != nil {
+			if err := dispatch(ctx, append([]string{"streams"}, streamsArgs...), io.Discard); err != nil {
 				t.Fatalf("streams: %v", err)
 			}
 			afterStreams := readTopology(ctx, t, js)

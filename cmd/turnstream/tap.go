@@ -8,36 +8,57 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/turnstream/turnstream/internal/console"
 	"github.com/turnstream/turnstream/pkg/client"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
-func runTap(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("tap", "[--session S] [--all] [--json]", "warn")
-	conn := f.natsFlags(natsURLUsage)
-	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
-	session := f.String("session", "", "only this session (default: every session)")
-	all := f.Bool("all", false, "start from the oldest stored event instead of new ones")
-	asJSON := f.Bool("json", false, "print each event as one JSON line")
-	if err := f.Parse(args); err != nil {
-		return err
+// tapOptions are the flags of `turnstream tap`.
+type tapOptions struct {
+	conn    *natsFlags
+	prefix  string
+	session string
+	all     bool
+	json    bool
+}
+
+func newTapCmd() *cobra.Command {
+	var o tapOptions
+	cmd := &cobra.Command{
+		Use:   "tap [--session S] [--all] [--json]",
+		Short: "print session events live",
+		Long: `Print the audit events stored in TURN_EVENTS as they are stored, of every
+session or of one, holding no consumer. --json prints each event as one JSON
+line (a wire.SessionEvent, as schemas/ describes it).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTap(cmd.Context(), o, cmd.OutOrStdout())
+		},
 	}
-	if *session != "" && !wire.ValidToken(*session) {
-		return fmt.Errorf("tap: %q is not a valid session id", *session)
+	f := cmd.Flags()
+	addLogFlags(f, "warn") // accepted as before; tap logs nothing
+	o.conn = addNATSFlags(f, natsURLUsage)
+	f.StringVar(&o.prefix, "prefix", wire.DefaultPrefix, "subject prefix")
+	f.StringVar(&o.session, "session", "", "only this session (default: every session)")
+	f.BoolVar(&o.all, "all", false, "start from the oldest stored event instead of new ones")
+	f.BoolVar(&o.json, "json", false, "print each event as one JSON line")
+	return cmd
+}
+
+func runTap(ctx context.Context, o tapOptions, out io.Writer) error {
+	if o.session != "" && !wire.ValidToken(o.session) {
+		return fmt.Errorf("tap: %q is not a valid session id", o.session)
 	}
-	nc, err := conn.connect(conn.URL(), "turnstream tap")
+	c, closeConn, err := o.conn.client("turnstream tap", client.WithPrefix(o.prefix))
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	c, err := client.New(nc, client.WithPrefix(*prefix))
-	if err != nil {
-		return err
-	}
+	defer closeConn()
 	// A Tap reads with direct gets and holds no consumer (the follow
 	// contract), so an auditor needs no $JS.API.CONSUMER permission.
-	tap, err := c.Tap(ctx, client.TapOptions{Session: *session, New: !*all})
+	tap, err := c.Tap(ctx, client.TapOptions{Session: o.session, New: !o.all})
 	if err != nil {
 		return fmt.Errorf("tap: %w", err)
 	}
@@ -58,7 +79,7 @@ func runTap(ctx context.Context, args []string, out io.Writer) error {
 			skipped = n
 		}
 		ev := u.Event
-		if *asJSON {
+		if o.json {
 			if err := enc.Encode(ev); err != nil {
 				return err
 			}

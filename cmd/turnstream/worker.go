@@ -3,34 +3,55 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/worker"
 )
 
-func runWorker(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("worker", "--config F [--nats-url URL]", "info")
-	cfgPath := f.String("config", "", "worker config file (required)")
-	conn := f.natsFlags("NATS server URL (default $NATS_URL, else config nats.url, else " + defaultNATSURL + ")")
-	if err := f.Parse(args); err != nil {
-		return err
+// workerOptions are the flags of `turnstream worker`.
+type workerOptions struct {
+	log    *logFlags
+	conn   *natsFlags
+	config string
+}
+
+func newWorkerCmd() *cobra.Command {
+	var o workerOptions
+	cmd := &cobra.Command{
+		Use:   "worker --config F [--nats-url URL]",
+		Short: "run a production worker against a NATS server",
+		Long: `Run a production worker against a NATS server. The first SIGINT or SIGTERM
+drains it (it stops fetching and gives running turns worker.drain_timeout to
+finish, handing the rest back); a second one exits at once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWorker(cmd.Context(), o)
+		},
 	}
-	log, err := f.logger()
+	f := cmd.Flags()
+	o.log = addLogFlags(f, "info")
+	o.conn = addNATSFlags(f, natsURLConfigUsage)
+	f.StringVar(&o.config, "config", "", "worker config file (required)")
+	return cmd
+}
+
+func runWorker(ctx context.Context, o workerOptions) error {
+	log, err := o.log.logger()
 	if err != nil {
 		return err
 	}
-	if *cfgPath == "" {
+	if o.config == "" {
 		return errors.New("worker: --config is required (see README: pointing a worker at a provider)")
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := config.Load(o.config)
 	if err != nil {
 		return err
 	}
-	nc, err := conn.connect(conn.URLWith(cfg), "turnstream worker", nats.MaxReconnects(-1))
+	nc, err := o.conn.connect(o.conn.URLWith(cfg), "turnstream worker", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}

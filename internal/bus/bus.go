@@ -120,9 +120,11 @@ func (b *Bus) Subjects() wire.Subjects { return b.subjects }
 
 // DeadLetter copies a rejected request, body and headers unchanged but for
 // the Nats- headers JetStream would act on, to the dead-letter subject of
-// its session, with the reject reason in a header.
+// its session, with the reject reason in a header, and the field the
+// rejection names (a wire.ValidationError's Field: printable ASCII, at most
+// 128 bytes), if any, in another.
 // An invalid session token goes to the "_invalid" session.
-func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reason string) error {
+func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reason, field string) error {
 	if !wire.ValidToken(session) {
 		session = "_invalid"
 	}
@@ -138,6 +140,9 @@ func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reaso
 		out.Header[k] = v
 	}
 	out.Header.Set(wire.HeaderRejectReason, reason)
+	if field != "" && printableASCII(field) {
+		out.Header.Set(wire.HeaderRejectField, field)
+	}
 	// A request that filled the max payload cannot be copied whole with
 	// the added headers: keep its first bytes and say how large it was,
 	// rather than lose the copy.
@@ -149,6 +154,17 @@ func (b *Bus) DeadLetter(ctx context.Context, session string, m *nats.Msg, reaso
 		return fmt.Errorf("bus: dead letter: %w", err)
 	}
 	return nil
+}
+
+// printableASCII reports whether s holds only printable ASCII, as a header
+// value may.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // headerBytes is the size of h as NATS writes it.

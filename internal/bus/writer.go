@@ -298,6 +298,20 @@ func (w *TurnWriter) Dispatch(ctx context.Context, call *wire.ToolCall) error {
 	return nil
 }
 
+// EventOnce publishes one event synchronously, outside any lease, with the
+// message id id: a second publish with the same id within the stream's
+// duplicate window stores nothing (a redelivered request reports once).
+func (w *TurnWriter) EventOnce(ctx context.Context, ev *wire.SessionEvent, id string) error {
+	m, err := encode(w.codec, w.eventSub, ev)
+	if err != nil {
+		return err
+	}
+	if _, err := w.js.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
+		return fmt.Errorf("bus: event %s: %w", ev.Type, err)
+	}
+	return nil
+}
+
 // Terminal flushes pending chunks, raw frames and events, then publishes
 // the turn's terminal event synchronously, so it is stored after
 // everything else.

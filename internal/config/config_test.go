@@ -182,47 +182,47 @@ func TestParseSchemaErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{"unknown top-level key", "routes:", "route_table: []\nroutes:", []string{"route_table"}},
-		{"misspelled provider key", "base_url:", "base_ur: x\n    base_url:", []string{"/providers/0", "base_ur"}},
-		{"misspelled model key", "name: gpt-4o-mini}", "name: gpt-4o-mini, supports_tool: true}", []string{"/models/0", "supports_tool"}},
-		{"bad api", "api: openai_chat_completions", "api: gemini_generate_content", []string{"/providers/0/api", "openai_chat_completions"}},
-		{"bad duration", "api_key_env:", "idle_timeout: 90 seconds\n    api_key_env:", []string{"/providers/0/idle_timeout", "90 seconds"}},
-		{"negative duration", "routes:", "worker: {ack_wait: -1s}\nroutes:", []string{"/worker/ack_wait"}},
-		{"duration as a number", "routes:", "worker: {ack_wait: 30}\nroutes:", []string{"/worker/ack_wait"}},
-		{"duration without unit", "routes:", "budgets: {wall_clock: \"120\"}\nroutes:", []string{"/budgets/wall_clock"}},
-		{"unknown budget", "routes:", "budgets: {max_tokens: 5}\nroutes:", []string{"/budgets", "max_tokens"}},
-		{"unknown ceiling key", "routes:", "budgets: {ceiling: {max_iteration: 5}}\nroutes:", []string{"/budgets/ceiling", "max_iteration"}},
-		{"negative budget", "routes:", "budgets: {max_tool_calls: -1}\nroutes:", []string{"/budgets/max_tool_calls"}},
-		{"unknown worker key", "routes:", "worker: {threads: 4}\nroutes:", []string{"/worker", "threads"}},
-		{"tool ack wait as a number", "routes:", "worker: {tool_ack_wait: 5}\nroutes:", []string{"/worker/tool_ack_wait"}},
-		{"too many replicas", "routes:", "nats: {replicas: 7}\nroutes:", []string{"/nats/replicas"}},
-		{"bad prefix", "routes:", "nats: {prefix: \"turn.>\"}\nroutes:", []string{"/nats/prefix"}},
-		{"missing base_url", "    base_url: https://api.openai.com/v1\n", "", []string{"/providers/0", "base_url"}},
-		{"base_url not http", "base_url: https://api.openai.com/v1", "base_url: ftp://example.com", []string{"/providers/0/base_url"}},
-		{"both key sources", "api_key_env: OPENAI_API_KEY", "api_key_env: OPENAI_API_KEY\n    api_key_file: /k", []string{"/providers/0"}},
-		{"bad key variable", "api_key_env: OPENAI_API_KEY", "api_key_env: OPENAI-KEY", []string{"/providers/0/api_key_env"}},
-		{"bad retry mode", "api_key_env:", "retry: {mode: sometimes}\n    api_key_env:", []string{"/providers/0/retry/mode"}},
-		{"retry jitter out of range", "api_key_env:", "retry: {jitter: 2}\n    api_key_env:", []string{"/providers/0/retry/jitter"}},
-		{"unknown retry key", "api_key_env:", "retry: {retries: 3}\n    api_key_env:", []string{"/providers/0/retry", "retries"}},
-		{"unknown capability", "api_key_env:", "capabilities: {vision: true}\n    api_key_env:", []string{"/providers/0/capabilities", "vision"}},
-		{"capability not a boolean", "name: gpt-4o-mini}", "name: gpt-4o-mini, capabilities: {tools: yes please}}", []string{"/models/0/capabilities/tools"}},
+		{"misspelled provider key", "base_url:", "base_ur: x\n    base_url:", []string{"providers[0]", "base_ur"}},
+		{"misspelled model key", "name: gpt-4o-mini}", "name: gpt-4o-mini, supports_tool: true}", []string{"models[0]", "supports_tool"}},
+		{"bad api", "api: openai_chat_completions", "api: gemini_generate_content", []string{"providers[0].api", "openai_chat_completions"}},
+		{"bad duration", "api_key_env:", "idle_timeout: 90 seconds\n    api_key_env:", []string{"providers[0].idle_timeout", "90 seconds"}},
+		{"negative duration", "routes:", "worker: {ack_wait: -1s}\nroutes:", []string{"worker.ack_wait"}},
+		{"duration as a number", "routes:", "worker: {ack_wait: 30}\nroutes:", []string{"worker.ack_wait"}},
+		{"duration without unit", "routes:", "budgets: {wall_clock: \"120\"}\nroutes:", []string{"budgets.wall_clock"}},
+		{"unknown budget", "routes:", "budgets: {max_tokens: 5}\nroutes:", []string{"budgets", "max_tokens"}},
+		{"unknown ceiling key", "routes:", "budgets: {ceiling: {max_iteration: 5}}\nroutes:", []string{"budgets.ceiling", "max_iteration"}},
+		{"negative budget", "routes:", "budgets: {max_tool_calls: -1}\nroutes:", []string{"budgets.max_tool_calls"}},
+		{"unknown worker key", "routes:", "worker: {threads: 4}\nroutes:", []string{"worker", "threads"}},
+		{"tool ack wait as a number", "routes:", "worker: {tool_ack_wait: 5}\nroutes:", []string{"worker.tool_ack_wait"}},
+		{"too many replicas", "routes:", "nats: {replicas: 7}\nroutes:", []string{"nats.replicas"}},
+		{"bad prefix", "routes:", "nats: {prefix: \"turn.>\"}\nroutes:", []string{"nats.prefix"}},
+		{"missing base_url", "    base_url: https://api.openai.com/v1\n", "", []string{"providers[0]", "base_url"}},
+		{"base_url not http", "base_url: https://api.openai.com/v1", "base_url: ftp://example.com", []string{"providers[0].base_url"}},
+		{"both key sources", "api_key_env: OPENAI_API_KEY", "api_key_env: OPENAI_API_KEY\n    api_key_file: /k", []string{"providers[0]"}},
+		{"bad key variable", "api_key_env: OPENAI_API_KEY", "api_key_env: OPENAI-KEY", []string{"providers[0].api_key_env"}},
+		{"bad retry mode", "api_key_env:", "retry: {mode: sometimes}\n    api_key_env:", []string{"providers[0].retry.mode"}},
+		{"retry jitter out of range", "api_key_env:", "retry: {jitter: 2}\n    api_key_env:", []string{"providers[0].retry.jitter"}},
+		{"unknown retry key", "api_key_env:", "retry: {retries: 3}\n    api_key_env:", []string{"providers[0].retry", "retries"}},
+		{"unknown capability", "api_key_env:", "capabilities: {vision: true}\n    api_key_env:", []string{"providers[0].capabilities", "vision"}},
+		{"capability not a boolean", "name: gpt-4o-mini}", "name: gpt-4o-mini, capabilities: {tools: yes please}}", []string{"models[0].capabilities.tools"}},
 		// jsonschema v6.0.3 reports propertyNames failures at a wrong
-		// location, so these check the offending name only.
-		{"authorization header", "api_key_env: OPENAI_API_KEY", "headers: {Authorization: Bearer sk-x}", []string{"invalid propertyName 'Authorization'"}},
-		{"api key header", "api_key_env: OPENAI_API_KEY", "headers: {x-api-key: sk-x}", []string{"invalid propertyName 'x-api-key'"}},
-		{"header name with space", "api_key_env: OPENAI_API_KEY", "headers: {\"X Source\": a}", []string{"invalid propertyName 'X Source'"}},
-		{"header value not a string", "api_key_env: OPENAI_API_KEY", "headers: {X-Retries: [1]}", []string{"/providers/0/headers/X-Retries"}},
-		{"missing model name", "{provider: openai, name: gpt-4o-mini}", "{provider: openai}", []string{"/models/0", "name"}},
-		{"empty targets", "targets: [{provider: openai, model: gpt-4o-mini}]", "targets: []", []string{"/routes/0/targets"}},
-		{"missing targets", "    targets: [{provider: openai, model: gpt-4o-mini}]\n", "", []string{"/routes/0", "targets"}},
-		{"target without model", "targets: [{provider: openai, model: gpt-4o-mini}]", "targets: [{provider: openai}]", []string{"/routes/0/targets/0", "model"}},
-		{"route name not a token", "name: default", "name: default.fast", []string{"/routes/0/name"}},
+		// location: Parse places them itself.
+		{"authorization header", "api_key_env: OPENAI_API_KEY", "headers: {Authorization: Bearer sk-x}", []string{`providers[0].headers.Authorization: key "Authorization": is not allowed: `}},
+		{"api key header", "api_key_env: OPENAI_API_KEY", "headers: {x-api-key: sk-x}", []string{`providers[0].headers.x-api-key: key "x-api-key": is not allowed`}},
+		{"header name with space", "api_key_env: OPENAI_API_KEY", "headers: {\"X Source\": a}", []string{`providers[0].headers.X Source: key "X Source"`, "pattern"}},
+		{"header value not a string", "api_key_env: OPENAI_API_KEY", "headers: {X-Retries: [1]}", []string{"providers[0].headers.X-Retries"}},
+		{"missing model name", "{provider: openai, name: gpt-4o-mini}", "{provider: openai}", []string{"models[0]", "name"}},
+		{"empty targets", "targets: [{provider: openai, model: gpt-4o-mini}]", "targets: []", []string{"routes[0].targets"}},
+		{"missing targets", "    targets: [{provider: openai, model: gpt-4o-mini}]\n", "", []string{"routes[0]", "targets"}},
+		{"target without model", "targets: [{provider: openai, model: gpt-4o-mini}]", "targets: [{provider: openai}]", []string{"routes[0].targets[0]", "model"}},
+		{"route name not a token", "name: default", "name: default.fast", []string{"routes[0].name"}},
 		{"no providers", "providers:", "providers: []\nold_providers:", []string{"providers"}},
-		{"unknown limits key", "routes:", "limits: {request: {}}\nroutes:", []string{"/limits", "request"}},
-		{"misspelled response limit", "routes:", "limits: {response: {max_text: 10}}\nroutes:", []string{"/limits/response", "max_text"}},
-		{"negative response limit", "routes:", "limits: {response: {max_chunks: -1}}\nroutes:", []string{"/limits/response/max_chunks"}},
-		{"response limit over its maximum", "routes:", "limits: {response: {max_tool_calls: 5000}}\nroutes:", []string{"/limits/response/max_tool_calls"}},
-		{"tool result redact not a boolean", "routes:", "limits: {tool_result: {redact: sometimes}}\nroutes:", []string{"/limits/tool_result/redact"}},
-		{"unknown tool result key", "routes:", "limits: {tool_result: {truncate: true}}\nroutes:", []string{"/limits/tool_result", "truncate"}},
+		{"unknown limits key", "routes:", "limits: {request: {}}\nroutes:", []string{"limits", "request"}},
+		{"misspelled response limit", "routes:", "limits: {response: {max_text: 10}}\nroutes:", []string{"limits.response", "max_text"}},
+		{"negative response limit", "routes:", "limits: {response: {max_chunks: -1}}\nroutes:", []string{"limits.response.max_chunks"}},
+		{"response limit over its maximum", "routes:", "limits: {response: {max_tool_calls: 5000}}\nroutes:", []string{"limits.response.max_tool_calls"}},
+		{"tool result redact not a boolean", "routes:", "limits: {tool_result: {redact: sometimes}}\nroutes:", []string{"limits.tool_result.redact"}},
+		{"unknown tool result key", "routes:", "limits: {tool_result: {truncate: true}}\nroutes:", []string{"limits.tool_result", "truncate"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,7 +235,7 @@ func TestParseSchemaErrors(t *testing.T) {
 				t.Fatalf("Parse(%s) = nil; want a schema error", doc)
 			}
 			msg := err.Error()
-			for _, want := range append([]string{"does not match config.schema.json"}, tt.want...) {
+			for _, want := range append([]string{"(schema rule: "}, tt.want...) {
 				if !strings.Contains(msg, want) {
 					t.Errorf("Parse(...) = %q; want it to mention %q", msg, want)
 				}
@@ -254,7 +254,7 @@ func TestParseSyntaxErrors(t *testing.T) {
 		{"comment only", "# nothing\n", "empty config"},
 		{"bad yaml", "providers: [\n", "yaml: "},
 		{"tab indentation", "providers:\n\t- name: x\n", "yaml: "},
-		{"not a mapping", "- a\n- b\n", "config.schema.json"},
+		{"not a mapping", "- a\n- b\n", "got array, want object (schema rule: type)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,7 +347,7 @@ routes: [{name: fast, targets: [{provider: p, model: nope}]}]
 			if err == nil {
 				t.Fatalf("Parse(%s) = nil; want an error", tt.doc)
 			}
-			if strings.Contains(err.Error(), "config.schema.json") {
+			if strings.Contains(err.Error(), "schema rule") {
 				t.Fatalf("Parse(...) = %v; want a semantic error, not a schema error", err)
 			}
 			for _, want := range tt.want {
@@ -415,7 +415,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(bad)
-	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "/providers/0/api") {
+	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "providers[0].api") {
 		t.Errorf("Load(%q) = %v; want an error naming the file and /providers/0/api", bad, err)
 	}
 }
@@ -565,7 +565,7 @@ providers: [{name: openai, api: openai_chat_completions, base_url: "https://api.
 models: [{provider: openai, name: m}]
 routes: [{name: default, targets: [{provider: openai, model: m}]}]
 `))
-	if err == nil || !strings.Contains(err.Error(), "/providers/0/stream") {
+	if err == nil || !strings.Contains(err.Error(), "providers[0].stream") {
 		t.Errorf("Parse(chat with stream false) = %v; want an error", err)
 	}
 }
@@ -617,7 +617,7 @@ routes: [{name: default, targets: [{provider: p, model: m}]}]
 	}
 
 	_, err = Parse([]byte(base + "limits: {response: {max_line_bytes: 300000}}\n"))
-	if err == nil || strings.Contains(err.Error(), "config.schema.json") ||
+	if err == nil || strings.Contains(err.Error(), "schema rule") ||
 		!strings.Contains(err.Error(), "max_line_bytes (300000) exceeds max_event_bytes (262144)") {
 		t.Errorf("Parse(line over the default event) = %v; want a semantic error naming both keys", err)
 	}

@@ -44,8 +44,13 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	c, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("config: %s: %w", path, err)
+	var se *SchemaError
+	switch {
+	case errors.As(err, &se):
+		se.File = path
+		return nil, se
+	case err != nil:
+		return nil, inFile(path, err)
 	}
 	return c, nil
 }
@@ -55,19 +60,19 @@ func Load(path string) (*Config, error) {
 func Parse(data []byte) (*Config, error) {
 	var doc any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("yaml: %w", err)
+		return nil, err // "yaml: line N: ..."
 	}
 	if doc == nil {
 		return nil, errors.New("empty config")
 	}
 	if err := validateSchema(doc); err != nil {
-		return nil, err
+		return nil, schemaProblems(data, schemaDoc, err)
 	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("yaml: %w", err)
+		return nil, err
 	}
 	c.ApplyDefaults()
 	if err := c.Validate(); err != nil {
@@ -79,8 +84,14 @@ func Parse(data []byte) (*Config, error) {
 var (
 	schemaOnce sync.Once
 	schema     *jsonschema.Schema
+	schemaDoc  any // the schema as JSON, for the problems' descriptions
 	schemaErr  error
 )
+
+// schemaURL names the config schema in validation errors: its $id, not a
+// path (a relative name would resolve against the working directory, to
+// a file that does not exist).
+const schemaURL = "https://github.com/turnstream/turnstream/schemas/" + schemas.Config
 
 func validateSchema(doc any) error {
 	schemaOnce.Do(func() {
@@ -96,19 +107,17 @@ func validateSchema(doc any) error {
 			return
 		}
 		comp := jsonschema.NewCompiler()
-		if err := comp.AddResource(schemas.Config, parsed); err != nil {
+		if err := comp.AddResource(schemaURL, parsed); err != nil {
 			schemaErr = err
 			return
 		}
-		schema, schemaErr = comp.Compile(schemas.Config)
+		schemaDoc = parsed
+		schema, schemaErr = comp.Compile(schemaURL)
 	})
 	if schemaErr != nil {
 		return fmt.Errorf("config schema: %w", schemaErr)
 	}
-	if err := schema.Validate(doc); err != nil {
-		return fmt.Errorf("does not match %s: %w", schemas.Config, err)
-	}
-	return nil
+	return schema.Validate(doc)
 }
 
 // ApplyDefaults fills zero fields with their documented defaults.

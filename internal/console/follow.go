@@ -13,6 +13,15 @@ import (
 // terminal event, and returns that event. It fails only when reading the
 // turn fails; how the turn ended is the caller's to judge.
 func Follow(ctx context.Context, t *client.Turn, p *TurnPrinter) (*wire.SessionEvent, error) {
+	return follow(ctx, t, func(u client.Update) error {
+		p.Print(u)
+		return nil
+	})
+}
+
+// follow passes t's updates to show until the turn's terminal event, and
+// returns that event.
+func follow(ctx context.Context, t *client.Turn, show func(client.Update) error) (*wire.SessionEvent, error) {
 	var terminal *wire.SessionEvent
 	for {
 		u, err := t.Next(ctx)
@@ -25,7 +34,9 @@ func Follow(ctx context.Context, t *client.Turn, p *TurnPrinter) (*wire.SessionE
 		if err != nil {
 			return nil, err
 		}
-		p.Print(u)
+		if err := show(u); err != nil {
+			return nil, err
+		}
 		if u.Event != nil && u.Event.Terminal() {
 			terminal = u.Event
 		}

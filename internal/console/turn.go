@@ -116,7 +116,11 @@ func summary(e *wire.SessionEvent) string {
 		fmt.Fprintf(&b, " (%s)", p.Reason)
 		took = p.DurationMS
 	case wire.TurnRejected:
-		fmt.Fprintf(&b, " (%s)", p.Reason)
+		if p.Field != "" {
+			fmt.Fprintf(&b, " (%s: %s)", p.Reason, p.Field)
+		} else {
+			fmt.Fprintf(&b, " (%s)", p.Reason)
+		}
 	}
 	if took >= 0 {
 		fmt.Fprintf(&b, ", %s", (time.Duration(took) * time.Millisecond).Round(time.Millisecond))

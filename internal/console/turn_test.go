@@ -24,6 +24,8 @@ func TestTurnPrinterTerminal(t *testing.T) {
 			"✗ turn.failed (provider_failed), 0s\n"},
 		{"rejected", wire.NewEvent("s1", "", 0, 0, at, wire.TurnRejected{Reason: wire.ReasonMissingInput}),
 			"✗ turn.rejected (missing_input)\n"},
+		{"rejected, naming the field", wire.NewEvent("s1", "", 0, 0, at, wire.TurnRejected{Reason: wire.ReasonUnknownField, Field: "budget"}),
+			"✗ turn.rejected (unknown_field: budget)\n"},
 		{"undecodable", wire.SessionEvent{Type: wire.EventTurnFailed, SessionID: "s1", Time: at, Payload: map[string]any{"step": "one"}},
 			"✗ turn.failed\n"},
 	}

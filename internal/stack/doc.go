@@ -3,6 +3,7 @@
 // provider (unless a config names real ones), a worker and a tool worker
 // (the demo tools unless the caller gives its own handlers; a replay also
 // builds the worker's adapters itself). It owns their goroutines and stops
-// them in order: tools and worker first, then the provider, then the
-// server.
+// them in order: the worker first (it drains, and its running turns still
+// call tools and the provider), then the tools, then the provider, then
+// the server.
 package stack

@@ -59,13 +59,14 @@ type Stack struct {
 	srv     *server.Server
 	tempDir string
 	http    *http.Client
-	// work runs the worker and the tool worker; mock the provider. They
-	// stop in that order, so no request is in flight when the mock stops.
-	stopWork, stopMock context.CancelFunc
-	work, mock         sync.WaitGroup
-	errMu              sync.Mutex
-	err                error
-	conns              []*nats.Conn
+	// worker runs the worker, tools the tool worker, mock the provider.
+	// They stop in that order: a draining worker's running turns still
+	// call their tools and their provider, so neither stops under them.
+	stopWorker, stopTools, stopMock context.CancelFunc
+	worker, tools, mock             sync.WaitGroup
+	errMu                           sync.Mutex
+	err                             error
+	conns                           []*nats.Conn
 }
 
 // Start brings the stack up and returns once the worker and the tool worker
@@ -87,9 +88,10 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.NATSURL = s.srv.ClientURL()
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
+	toolsCtx, stopTools := context.WithCancel(context.WithoutCancel(ctx))
 	mockCtx, stopMock := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopWork, s.stopMock = stopWork, stopMock
+	s.stopWorker, s.stopTools, s.stopMock = stopWorker, stopTools, stopMock
 	s.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 
 	cfg := o.Config
@@ -117,7 +119,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.goRun(&s.work, "worker", func() error { return w.Run(workCtx) })
+	s.goRun(&s.worker, "worker", func() error { return w.Run(workerCtx) })
 
 	tools, toolOpts := o.Tools, []toolworker.Option{toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix)}
 	if tools == nil {
@@ -134,7 +136,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	s.goRun(&s.work, "tools", func() error { return toolworker.Serve(workCtx, tjs, tools, toolOpts...) })
+	s.goRun(&s.tools, "tools", func() error { return toolworker.Serve(toolsCtx, tjs, tools, toolOpts...) })
 	return s, nil
 }
 
@@ -170,14 +172,19 @@ func (s *Stack) Err() error {
 }
 
 // Close stops everything and removes a temporary store. It is idempotent.
+// The worker drains first (its running turns finish within its drain
+// timeout, calling their tools and provider), then the tools stop, then
+// the provider, then the server.
 func (s *Stack) Close() {
-	if s.stopWork != nil {
-		s.stopWork()
-		s.work.Wait()
+	if s.stopWorker != nil {
+		s.stopWorker()
+		s.worker.Wait()
+		s.stopTools()
+		s.tools.Wait()
 		s.http.CloseIdleConnections()
 		s.stopMock()
 		s.mock.Wait()
-		s.stopWork = nil
+		s.stopWorker = nil
 	}
 	for _, nc := range s.conns {
 		nc.Close()

@@ -135,10 +135,33 @@ type Verdict struct {
 	What string
 	// Reason is the turn's failure reason, if it failed.
 	Reason string
-	Err    error
+	// Duplicate is set when the request resubmits a turn id another
+	// request owns: the worker reports it (wire.EventTurnDuplicate)
+	// before it acks.
+	Duplicate *Duplicate
+	Err       error
 	// release ends the lease holding, after the worker settled the
 	// delivery (Finish).
 	release func(context.Context)
+}
+
+// Duplicate is a request that resubmits a turn id: the turn it duplicates
+// runs (or ran) once, from its first request.
+type Duplicate struct {
+	// Of is the submit-stream sequence of the request that owns the turn
+	// id, 0 if unknown (the turn is older than turn records, or its record
+	// expired).
+	Of uint64
+}
+
+// duplicate is the verdict on a resubmission of the turn of rec (nil: only
+// the session log shows the turn ran).
+func duplicate(rec *Record, release func(context.Context)) Verdict {
+	d := &Duplicate{}
+	if rec != nil {
+		d.Of = rec.Seq
+	}
+	return Verdict{Settle: SettleAck, What: "duplicate", Duplicate: d, release: release}
 }
 
 // Finish ends what the delivery still holds: once the request is acked
@@ -220,7 +243,7 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 	k := identify(rec, d.Seq)
 	if k == kindDuplicate {
 		// The same turn id runs once: its first request owns it.
-		return Verdict{Settle: SettleAck, What: "duplicate"}
+		return duplicate(rec, nil)
 	}
 	if k != kindEnded {
 		if v, ok := lc.order(look.Head(), d); !ok {
@@ -245,7 +268,7 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 	}
 	switch k = identify(rec, d.Seq); {
 	case k == kindDuplicate:
-		return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
+		return duplicate(rec, lc.releaser(held))
 	case k == kindEnded:
 		return lc.ended(ctx, d, held, rec.End)
 	case k == kindNew:
@@ -255,7 +278,7 @@ func (lc *Lifecycle) Deliver(ctx context.Context, d Delivery) Verdict {
 		// record and its input go out together: a delivery may have
 		// stopped with the input stored and not the record).
 		if inLog, ours := held.Ran(req.TurnID, d.Seq); inLog && !ours {
-			return Verdict{Settle: SettleAck, What: "duplicate", release: lc.releaser(held)}
+			return duplicate(nil, lc.releaser(held))
 		}
 	}
 	switch cancelled, err := d.cancelled(hctx, ctx); {

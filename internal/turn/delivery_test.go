@@ -299,13 +299,14 @@ func TestLifecycleKinds(t *testing.T) {
 		t.Fatalf("terminal events written = %d; want the republish", s.terminals["t1"])
 	}
 
-	// Another request with the same turn id: a resubmission, acked, with
-	// nothing written.
+	// Another request with the same turn id: a resubmission, acked,
+	// naming the request it duplicates (the worker reports it), with
+	// nothing written under the lease.
 	events := len(s.writer.events)
 	s.head = 9
 	v = lc.Deliver(ctx, delivery(9))
-	if v.Settle != turn.SettleAck || v.What != "duplicate" || len(s.writer.events) != events || exec.calls != 1 {
-		t.Fatalf("resubmission = %+v; want a silent ack", v)
+	if v.Settle != turn.SettleAck || v.What != "duplicate" || v.Duplicate == nil || v.Duplicate.Of != 7 || len(s.writer.events) != events || exec.calls != 1 {
+		t.Fatalf("resubmission = %+v; want an ack, a duplicate of request 7", v)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -112,6 +114,14 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		defer w.forgetCancel(ctx, session, req.TurnID, log)
 	}
 	defer v.Finish(ctx) // after the one ack decision below
+	if v.Duplicate != nil {
+		// Reported before the ack: a redelivery reports again, stored once.
+		if err := w.reportDuplicate(ctx, req, codec, meta.Sequence.Stream, v.Duplicate); err != nil {
+			log.Warn().Err(err).Msg("turn.duplicate not stored; handing the request back")
+			w.settle(msg, log, nakLater)
+			return
+		}
+	}
 	ev := log.Info()
 	if v.Err != nil {
 		ev = log.Warn().Err(v.Err)
@@ -137,6 +147,15 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		// Another delivery owns the request: settling this one could hand
 		// it to a third worker while the owner runs it.
 	}
+}
+
+// reportDuplicate writes the turn.duplicate event of request seq, which
+// resubmits the turn of d.Of.
+func (w *Worker) reportDuplicate(ctx context.Context, req *wire.TurnRequest, codec wire.Codec, seq uint64, d *turn.Duplicate) error {
+	ev := wire.NewEvent(req.SessionID, req.TurnID, 0, 0, time.Now(), wire.TurnDuplicate{Seq: seq, FirstSeq: d.Of})
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return w.bus.Turn(req.SessionID, req.TurnID, codec, nil).EventOnce(wctx, &ev, "dup:"+req.SessionID+":"+strconv.FormatUint(seq, 10))
 }
 
 // lookResult is a session read while its request is decoded.
@@ -165,11 +184,7 @@ func (w *Worker) decode(msg delivery, session string, meta *jetstream.MsgMetadat
 		return &wire.TurnRequest{}, codec, nil, &wire.ValidationError{Reason: wire.ReasonMalformed, Detail: "request does not decode"}
 	}
 	if req.TurnID == "" {
-		req.TurnID = msg.Headers().Get(jetstream.MsgIDHeader)
-	}
-	if req.TurnID == "" {
-		// Deterministic, so every delivery of this request is the same turn.
-		req.TurnID = "t" + seqToken(meta.Sequence.Stream)
+		req.TurnID = derivedTurnID(msg.Headers().Get(jetstream.MsgIDHeader), session, meta)
 	}
 	if err := req.Validate(session, w.limits); err != nil {
 		return req, codec, nil, err
@@ -208,17 +223,20 @@ func schemaRejection(tools []wire.Tool, err error) *wire.ValidationError {
 // decoded (crash tests kill the process there).
 var testHookDecode func(data []byte)
 
-// seqToken renders a stream sequence as a token.
-func seqToken(seq uint64) string {
-	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := []byte{}
-	for {
-		b = append([]byte{digits[seq%36]}, b...)
-		seq /= 36
-		if seq == 0 {
-			return string(b)
+// derivedTurnID is the turn id of a request without one: its Nats-Msg-Id,
+// or the turn of a "<session>/<turn>" one (the Go client's, MsgID), else
+// one derived from the stored message: "auto-" and its store time and
+// stream sequence, base 36. Derived, so every delivery of the request is
+// the same turn; unique, where a sequence alone ("t1") collides with the
+// ids people write, and with itself once the stream is recreated.
+func derivedTurnID(msgID, session string, meta *jetstream.MsgMetadata) string {
+	if msgID != "" {
+		if turn, ok := strings.CutPrefix(msgID, session+"/"); ok && wire.ValidToken(turn) {
+			return turn
 		}
+		return msgID // an invalid one is rejected (invalid_turn_id)
 	}
+	return "auto-" + strconv.FormatInt(meta.Timestamp.UnixNano(), 36) + "-" + strconv.FormatUint(meta.Sequence.Stream, 36)
 }
 
 // reject reports an invalid request, copies it to the dead-letter subject
@@ -239,7 +257,7 @@ func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *
 	if req != nil && wire.ValidToken(req.TurnID) {
 		turnID = req.TurnID
 	}
-	ev := wire.NewEvent(eventSession, turnID, 0, 0, time.Now(), wire.TurnRejected{Reason: wire.RejectionReason(reason), Field: field})
+	ev := wire.NewEvent(eventSession, turnID, 0, 0, time.Now(), wire.TurnRejected{Reason: wire.RejectionReason(reason), Field: wire.EventField(field)}) // the content-free form; the dead letter has the whole path
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	writer := w.bus.Turn(eventSession, turnID, codec, nil)
@@ -248,7 +266,7 @@ func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *
 			log.Error().Err(err).Msg("turn.rejected event not stored")
 		}
 	}
-	if err := w.bus.DeadLetter(wctx, session, natsMsg(msg), reason); err != nil {
+	if err := w.bus.DeadLetter(wctx, session, natsMsg(msg), reason, field); err != nil {
 		log.Error().Err(err).Msg("dead-letter copy failed")
 	}
 	w.settle(msg, log, term)

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -145,4 +146,49 @@ func deadLetters(ctx context.Context, t *testing.T, js jetstream.JetStream) map[
 		out[string(m.Data)] = m.Header.Get(wire.HeaderRejectReason)
 	}
 	return out
+}
+
+// TestRejectionNamesUnknownField: a request with a field no request has is
+// rejected unknown_field, naming it: in the turn.rejected event in its
+// content-free form (keys of [A-Za-z0-9_$-] up to 32 bytes, others "[?]"),
+// on the dead-letter copy in full (Turn-Reject-Field).
+func TestRejectionNamesUnknownField(t *testing.T) {
+	e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+	e.startWorker()
+	long := strings.Repeat("k", 40)
+	tests := []struct {
+		name, session, extra string
+		event, dead          string
+	}{
+		{"top-level typo", "uf1", `,"budget":{}`, "budget", "budget"},
+		{"nested", "uf2", `,"budgets":{"max_tokens":5}`, "budgets.max_tokens", "budgets.max_tokens"},
+		{"case-folded", "uf3", `,"Route":"x"`, "Route", "Route"},
+		{"key with a space", "uf4", `,"my secret key":1`, "[?]", `["my secret key"]`},
+		{"key past 32 bytes", "uf5", `,"` + long + `":1`, "[?]", `["` + long[:32] + `..."]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := ctxFor(t)
+			body := `{"session_id":"` + tt.session + `","turn_id":"t1","input":[{"role":"user","content":"hi"}]` + tt.extra + `}`
+			if _, err := e.js.Publish(ctx, "turn.submit."+tt.session, []byte(body)); err != nil {
+				t.Fatal(err)
+			}
+			ev := waitRejected(t, e.js, tt.session)
+			if ev.Payload["reason"] != wire.ReasonUnknownField || ev.Payload["field"] != tt.event {
+				t.Errorf("turn.rejected payload = %v; want reason unknown_field, field %q", ev.Payload, tt.event)
+			}
+			s, err := e.js.Stream(ctx, wire.StreamDead)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dead *jetstream.RawStreamMsg
+			eventually(t, "the request is dead-lettered", func() bool {
+				dead, err = s.GetLastMsgForSubject(ctx, "turn.dead."+tt.session)
+				return err == nil
+			})
+			if got := dead.Header.Get(wire.HeaderRejectField); got != tt.dead {
+				t.Errorf("dead letter %s = %q; want %q", wire.HeaderRejectField, got, tt.dead)
+			}
+		})
+	}
 }

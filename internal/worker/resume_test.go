@@ -107,7 +107,8 @@ func TestSameTurnRunsOnce(t *testing.T) {
 	// Outside the dedupe window: another message id, the same turn id.
 	m := &nats.Msg{Subject: "turn.submit.dup", Data: []byte(`{"session_id":"dup","turn_id":"t1","input":[{"role":"user","content":"once"}]}`), Header: nats.Header{}}
 	m.Header.Set(jetstream.MsgIDHeader, "another-id")
-	if _, err := e.js.PublishMsg(ctx, m); err != nil {
+	dup, err := e.js.PublishMsg(ctx, m)
+	if err != nil {
 		t.Fatal(err)
 	}
 	cons, err := e.js.Consumer(ctx, wire.StreamSubmit, "turn-workers")
@@ -119,8 +120,19 @@ func TestSameTurnRunsOnce(t *testing.T) {
 		return err == nil && ci.NumPending == 0 && ci.NumAckPending == 0
 	})
 	events, _ := records[wire.SessionEvent](t, e.js, wire.StreamEvents, "turn.event.dup")
-	if n := countTypes(events); n[wire.EventTurnAccepted] != 1 || n[wire.EventTurnCompleted] != 1 {
-		t.Errorf("events = %v; want the turn accepted and completed once", n)
+	if n := countTypes(events); n[wire.EventTurnAccepted] != 1 || n[wire.EventTurnCompleted] != 1 || n[wire.EventTurnDuplicate] != 1 {
+		t.Errorf("events = %v; want the turn accepted and completed once, and one turn.duplicate", n)
+	}
+	// The resubmission is reported, naming the turn and the request it
+	// duplicates.
+	for _, ev := range events {
+		if ev.Type != wire.EventTurnDuplicate {
+			continue
+		}
+		first, _ := ev.Payload["first_seq"].(float64)
+		if ev.TurnID != "t1" || ev.Payload["seq"] != float64(dup.Sequence) || first == 0 || uint64(first) >= dup.Sequence {
+			t.Errorf("turn.duplicate = %+v; want turn t1, seq %d and the first request's seq", ev, dup.Sequence)
+		}
 	}
 	log, _ := records[wire.Message](t, e.js, wire.StreamMessages, "turn.message.dup")
 	if len(log) != 2 {

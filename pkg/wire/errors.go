@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Reject reasons: the coarse, stable enum carried by turn.rejected events and
@@ -63,6 +64,48 @@ func (e *ValidationError) Error() string {
 		return fmt.Sprintf("wire: %s: %s", e.Reason, e.Detail)
 	}
 	return fmt.Sprintf("wire: %s: %s: %s", e.Reason, e.Field, e.Detail)
+}
+
+// EventField is a ValidationError's Field as an audit event may carry it
+// (turn.rejected's "field"): a field name in a request is the sender's
+// data, so only the names a path is likely made of are kept: the keys of
+// [A-Za-z0-9_$-] of at most 32 bytes, as Field keeps them, and the
+// indexes. Every other key (quoted in Field: other characters, or cut) is
+// "[?]". The whole Field, bounded the same way but with every key, goes
+// on the dead-letter copy (HeaderRejectField) and in the worker's log.
+func EventField(field string) string {
+	var b strings.Builder
+	for i := 0; i < len(field); {
+		if strings.HasPrefix(field[i:], `["`) {
+			// A quoted key: skip to its closing `"]`, past escapes.
+			j := i + 2
+			for j < len(field) && field[j] != '"' {
+				if field[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			b.WriteString("[?]")
+			i = min(j+2, len(field))
+			continue
+		}
+		b.WriteByte(field[i])
+		i++
+	}
+	out := b.String()
+	// A path cut in its middle (Field keeps its ends) may have lost a
+	// quote: keep what precedes the first character no key has, and mark
+	// the rest unknown.
+	if i := strings.IndexFunc(out, func(r rune) bool { return !pathChar(r) }); i >= 0 {
+		out = out[:strings.LastIndexAny(out[:i], ".]")+1] + "[?]"
+	}
+	return out
+}
+
+// pathChar reports whether r may stand in an event's field: a plain key's
+// characters, the separators and the unknown key's mark.
+func pathChar(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("_$-.[]?", r)
 }
 
 func invalid(reason, field, format string, args ...any) *ValidationError {

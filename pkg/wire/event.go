@@ -22,6 +22,12 @@ const (
 	EventTurnRejected  = "turn.rejected"
 	EventTurnCompleted = "turn.completed"
 	EventTurnFailed    = "turn.failed"
+	// EventTurnDuplicate: a request resubmitted a turn id that another
+	// request owns; it is acked and nothing runs (the turn runs once, from
+	// its first request). TurnID is the turn it duplicates. Payload: seq,
+	// this request's TURN_SUBMIT sequence, and first_seq, the owning
+	// request's (absent when unknown: the turn predates turn records).
+	EventTurnDuplicate = "turn.duplicate"
 
 	EventLLMRequest      = "llm/request"
 	EventLLMRetry        = "llm/retry"

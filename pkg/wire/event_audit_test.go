@@ -147,7 +147,7 @@ func auditEnum(t *testing.T, key string, e wire.Enum) {
 // the payload types, one for one.
 func TestEveryEventTypeHasAPayloadType(t *testing.T) {
 	constants := []string{
-		wire.EventTurnAccepted, wire.EventTurnRejected, wire.EventTurnCompleted, wire.EventTurnFailed,
+		wire.EventTurnAccepted, wire.EventTurnRejected, wire.EventTurnCompleted, wire.EventTurnFailed, wire.EventTurnDuplicate,
 		wire.EventLLMRequest, wire.EventLLMRetry, wire.EventLLMRetryStarted, wire.EventLLMFallback, wire.EventLLMFinish,
 		wire.EventToolDispatched, wire.EventToolResult, wire.EventToolResultRejected, wire.EventToolRepaired,
 		wire.EventBudgetExceeded, wire.EventTurnContinued, wire.EventStepRetried,

@@ -305,7 +305,17 @@ type ContinuationDegraded struct {
 	Model string `json:"model,omitempty" jsonschema:"pattern=^([A-Za-z0-9_.:/@+-]{1\\,64})?$"`
 }
 
+// TurnDuplicate: a request resubmitted a turn id that another request
+// owns; it is acked without running the turn again.
+type TurnDuplicate struct {
+	// The stream sequence of the duplicate request.
+	Seq uint64 `json:"seq"`
+	// The stream sequence of the request that owns the turn, when known.
+	FirstSeq uint64 `json:"first_seq,omitempty"`
+}
+
 func (TurnAccepted) EventType() string         { return EventTurnAccepted }
+func (TurnDuplicate) EventType() string        { return EventTurnDuplicate }
 func (TurnRejected) EventType() string         { return EventTurnRejected }
 func (TurnCompleted) EventType() string        { return EventTurnCompleted }
 func (TurnFailed) EventType() string           { return EventTurnFailed }
@@ -330,7 +340,7 @@ func (ContinuationDegraded) EventType() string { return EventContinuationDegrade
 // payloads holds one value of each payload type, in the order the schema
 // lists them.
 var payloads = []EventPayload{
-	TurnAccepted{}, TurnRejected{}, TurnCompleted{}, TurnFailed{}, TurnContinued{}, StepRetried{},
+	TurnAccepted{}, TurnRejected{}, TurnCompleted{}, TurnFailed{}, TurnContinued{}, StepRetried{}, TurnDuplicate{},
 	LLMRequest{}, LLMFinish{}, LLMRetry{}, LLMRetryStarted{}, LLMFallback{},
 	ToolDispatched{}, ToolResultEvent{}, ToolResultRejected{}, ToolRepaired{},
 	BudgetExceeded{},

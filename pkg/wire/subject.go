@@ -43,6 +43,10 @@ const (
 	HeaderRequest = "Turn-Request"
 	// HeaderRejectReason is set on a request copied to the dead-letter subject.
 	HeaderRejectReason = "Turn-Reject-Reason"
+	// HeaderRejectField is set on a dead-letter copy whose rejection names
+	// a field: ValidationError.Field, the path of the offending key (ASCII,
+	// at most 128 bytes).
+	HeaderRejectField = "Turn-Reject-Field"
 	// HeaderDeadTruncated is set on a dead-letter copy whose request was too
 	// large to copy whole with its headers: its value is the request's full
 	// size in bytes, and the body holds its first bytes.
