@@ -17,6 +17,10 @@ type TurnPrinter struct {
 	names map[string]string // call id → tool name
 	// midLine is true while streamed text has not ended with a newline.
 	midLine bool
+	// open is the attempt whose chunks were printed last and which has
+	// not ended with a marker, and seq its last chunk's sequence.
+	open    *[2]int
+	openSeq int
 	// Verbose also prints every event.
 	Verbose bool
 }
@@ -39,6 +43,17 @@ func (p *TurnPrinter) Print(u client.Update) {
 }
 
 func (p *TurnPrinter) chunk(c *wire.Chunk) {
+	// An attempt that never ended was handed back (its worker stopped):
+	// another delivery runs the step again, under another attempt or the
+	// same one from its start.
+	at := [2]int{c.Step, c.Attempt}
+	if p.open != nil && (*p.open != at || c.Seq <= p.openSeq) {
+		p.line("  [attempt %d of step %d did not finish: the turn was handed back; ignore its partial text]", p.open[1], p.open[0])
+	}
+	p.open, p.openSeq = &at, c.Seq
+	if c.Marker != "" {
+		p.open = nil
+	}
 	if c.Delta != nil && c.Delta.Text != "" {
 		fmt.Fprint(p.w, c.Delta.Text)
 		p.midLine = !strings.HasSuffix(c.Delta.Text, "\n")

@@ -51,3 +51,40 @@ func TestEventLine(t *testing.T) {
 		t.Errorf("EventLine() = %q; want %q", got, want)
 	}
 }
+
+// TestHandedBackAttempt: text of an attempt that never ended (its worker
+// stopped and another delivery ran the step again) is marked as not
+// counting before the new attempt's text; attempts that end with a marker
+// are not.
+func TestHandedBackAttempt(t *testing.T) {
+	chunk := func(step, attempt, seq int, text, marker string) client.Update {
+		c := &wire.Chunk{Step: step, Attempt: attempt, Seq: seq, Marker: marker}
+		if text != "" {
+			c.Delta = &wire.Delta{Text: text}
+		}
+		return client.Update{Chunk: c}
+	}
+	for _, tt := range []struct {
+		name    string
+		updates []client.Update
+		want    string
+	}{
+		{"same attempt from its start", []client.Update{chunk(1, 1, 1, "Par", ""), chunk(1, 1, 2, "is", ""), chunk(1, 1, 1, "Paris.", ""), chunk(1, 1, 2, "", wire.MarkerCompleted)},
+			"Paris\n  [attempt 1 of step 1 did not finish: the turn was handed back; ignore its partial text]\nParis."},
+		{"another attempt", []client.Update{chunk(1, 1, 1, "Par", ""), chunk(1, 2, 1, "Paris.", ""), chunk(1, 2, 2, "", wire.MarkerCompleted)},
+			"Par\n  [attempt 1 of step 1 did not finish: the turn was handed back; ignore its partial text]\nParis."},
+		{"steps that end", []client.Update{chunk(1, 1, 1, "a", ""), chunk(1, 1, 2, "", wire.MarkerCompleted), chunk(2, 1, 1, "b", ""), chunk(2, 1, 2, "", wire.MarkerCompleted)},
+			"ab"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			p := console.NewTurnPrinter(&b)
+			for _, u := range tt.updates {
+				p.Print(u)
+			}
+			if b.String() != tt.want {
+				t.Errorf("printed %q; want %q", b.String(), tt.want)
+			}
+		})
+	}
+}
