@@ -166,6 +166,13 @@ func loadCompose(t *testing.T, lookup func(string) (string, bool)) (composeProje
 	return p, nil
 }
 
+// setComposeEnv sets every variable compose.yaml requires, as .env would.
+func setComposeEnv(t *testing.T) {
+	t.Helper()
+	setPasswords(t)
+	t.Setenv("TURNSTREAM_ROUTE_PASSWORD", "proute5b1d")
+}
+
 // secretVar names a variable that holds a password or a key.
 var secretVar = regexp.MustCompile(`PASSWORD|_KEY$|^NATS_URL$`)
 
@@ -199,8 +206,7 @@ func TestComposeHoldsNoSecrets(t *testing.T) {
 // the mock provider and the 3 nodes, and drains within the stop grace
 // period; components connect as their own users.
 func TestCompose(t *testing.T) {
-	setPasswords(t)
-	t.Setenv("TURNSTREAM_ROUTE_PASSWORD", "proute5b1d")
+	setComposeEnv(t)
 	p, err := loadCompose(t, os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
