@@ -1,7 +1,10 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -13,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // metricsServer is the contract of the metrics server of issue 13 (part 1)
@@ -189,5 +194,45 @@ func TestMetricsFlags(t *testing.T) {
 			t.Errorf("`turnstream %s -h` lists no --%s; the Helm chart and compose.yaml serve %s, %s and %s on it",
 				cmd, metricsServer.flag, metricsServer.metrics, metricsServer.health, metricsServer.ready)
 		}
+	}
+}
+
+// TestYAMLParses parses every YAML file under deploy/, each document of
+// it, except the chart's templates (TestHelmChart parses what they render).
+func TestYAMLParses(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p == filepath.Join(chartDir, "templates") {
+			return filepath.SkipDir
+		}
+		if ext := filepath.Ext(p); d.IsDir() || ext != ".yaml" && ext != ".yml" {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		dec := yaml.NewDecoder(f)
+		for {
+			var doc yaml.Node
+			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Errorf("%s: %v", p, err)
+				break
+			}
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 5 {
+		t.Errorf("parsed %d YAML files under deploy/; want the compose file, worker configs and chart values", n)
 	}
 }
