@@ -34,6 +34,7 @@ var commands = []command{
 	{"tools", "serve the demo tools, or the tools of MCP servers (--mcp), against a NATS server", runTools},
 	{"streams", "create or update the streams and consumers", runStreams},
 	{"mockllm", "run the mock OpenAI-compatible provider alone", runMockLLM},
+	{"probe", "GET URLs and fail unless each answers 2xx: the health check of the container image", runProbe},
 }
 
 func main() {
