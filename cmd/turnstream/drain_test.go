@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -55,21 +54,9 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	srv := natstest.Start(t)
 	hs := httptest.NewServer(mockllm.New(mockllm.Default(mockllm.DefaultOptions{})))
 	t.Cleanup(hs.Close)
-	cfg := filepath.Join(t.TempDir(), "worker.yaml")
-	yaml := `providers:
-  - {name: mock, api: openai_chat_completions, base_url: "` + hs.URL + `/v1", api_key_env: TURNSTREAM_TEST_KEY}
-models:
-  - {provider: mock, name: mock-1, supports_tools: true, context_tokens: 100000}
-routes:
-  - {name: default, targets: [{provider: mock, model: mock-1}]}
-worker: {drain_timeout: 1m, tool_timeout: 1m}
-`
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := mockConfig(t, hs.URL+"/v1", "{drain_timeout: 1m, tool_timeout: 1m}")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TURNSTREAM_TEST_KEY=k",
-		envMainArgs+"="+strings.Join([]string{"worker", "--config", cfg, "--nats-url", srv.URL()}, "\n"))
+	cmd.Env = append(os.Environ(), envMainArgs+"="+strings.Join([]string{"worker", "--config", cfg, "--nats-url", srv.URL()}, "\n"))
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

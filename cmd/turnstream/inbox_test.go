@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -98,19 +95,7 @@ func TestInboxPrefix(t *testing.T) {
 
 	mock := httptest.NewServer(mockllm.New(mockllm.Default(mockllm.DefaultOptions{})))
 	t.Cleanup(mock.Close)
-	cfg := filepath.Join(t.TempDir(), "worker.yaml")
-	yaml := `providers:
-  - {name: mock, api: openai_chat_completions, base_url: "` + mock.URL + `/v1", api_key_env: TURNSTREAM_TEST_KEY}
-models:
-  - {provider: mock, name: mock-1, supports_tools: true, context_tokens: 100000}
-routes:
-  - {name: default, targets: [{provider: mock, model: mock-1}]}
-worker: {drain_timeout: 5s}
-`
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTREAM_TEST_KEY", "k")
+	cfg := mockConfig(t, mock.URL+"/v1", "{drain_timeout: 5s}")
 	worker := startCommand(t, "worker", "--config", cfg, "--nats-url", url, "--inbox-prefix", prefix, "--log-level", "warn")
 	tools := startProcess(t, []string{"NATS_INBOX_PREFIX=" + prefix}, "tools", "--nats-url", url, "--log-level", "warn")
 	tap := startCommand(t, "tap", "--all", "--json", "--nats-url", url, "--inbox-prefix", prefix)
@@ -148,24 +133,5 @@ worker: {drain_timeout: 5s}
 // when the test ends. It returns the child's stderr.
 func startProcess(t *testing.T, env []string, args ...string) *lockedBuffer {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), env...), envMainArgs+"="+strings.Join(args, "\n"))
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait() //nolint:errcheck // killed
-		close(done)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill() //nolint:errcheck // it may have exited
-		<-done
-		if t.Failed() {
-			t.Logf("turnstream %s stderr:\n%s", args[0], stderr.String())
-		}
-	})
-	return &stderr
+	return startMainWith(t, env, args...).stderr
 }

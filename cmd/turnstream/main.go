@@ -11,11 +11,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/turnstream/turnstream/internal/logging"
 )
 
 type command struct {
@@ -79,10 +79,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run `turnstream <command> -h` for a command's flags. NATS_URL works like --nats-url, NATS_INBOX_PREFIX like --inbox-prefix.")
 }
 
-// flags is a command's flag set with the shared logging flag.
+// flags is a command's flag set with the shared logging flags.
 type flags struct {
 	*flag.FlagSet
-	logLevel *string
+	logLevel, logFormat *string
 }
 
 func newFlags(name, usageLine string, defaultLevel string) *flags {
@@ -91,14 +91,18 @@ func newFlags(name, usageLine string, defaultLevel string) *flags {
 		fmt.Fprintf(fs.Output(), "usage: turnstream %s %s\n\n", name, usageLine)
 		fs.PrintDefaults()
 	}
-	return &flags{FlagSet: fs, logLevel: fs.String("log-level", defaultLevel, "log level: debug, info, warn, error, disabled")}
+	return &flags{
+		FlagSet:   fs,
+		logLevel:  fs.String("log-level", defaultLevel, "log level: debug, info, warn, error, disabled"),
+		logFormat: fs.String("log-format", "", "log format on stderr: json or console (default: console on a terminal, else json)"),
+	}
 }
 
+// logger is the logger the flags ask for, on stderr.
 func (f *flags) logger() (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(strings.ToLower(*f.logLevel))
+	log, err := logging.New(os.Stderr, logging.Options{Format: *f.logFormat, Level: *f.logLevel})
 	if err != nil {
-		return zerolog.Nop(), fmt.Errorf("--log-level: %w", err)
+		return zerolog.Nop(), fmt.Errorf("--log-level or --log-format: %w", err)
 	}
-	out := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}
-	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+	return log, nil
 }

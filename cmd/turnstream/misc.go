@@ -20,6 +20,7 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/ops"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/toolworker/mcptools"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -28,7 +29,7 @@ import (
 func getenv(k string) string { return os.Getenv(k) }
 
 func runTools(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("tools", "[--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list]", "info")
+	f := newFlags("tools", "[--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list] [--metrics-addr :9090]", "info")
 	conn := f.natsFlags(natsURLUsage)
 	prefix := f.String("prefix", wire.DefaultPrefix, "subject prefix")
 	var mcpSpecs listFlag
@@ -37,6 +38,7 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 	mcpConfig := f.String("mcp-config", "", "YAML file listing MCP servers (servers: [{name, command, args, env, url, prefix}])")
 	demo := f.Bool("demo", false, "serve the demo tools get_time and calculate (default: when no MCP server is given)")
 	list := f.Bool("list", false, "print the definitions of the tools served, a JSON array for submit --tools, and exit")
+	metricsAddr := f.metricsAddr()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -87,6 +89,11 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 		return enc.Encode(defs)
 	}
 
+	srv, err := startOps(*metricsAddr, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	nc, err := conn.connect(conn.URL(), "turnstream tools", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
@@ -96,11 +103,16 @@ func runTools(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(*prefix)}
+	names := slices.Sorted(maps.Keys(handlers))
+	bound := ops.NewTools(names...)
+	srv.setReady(ops.All(func() error { return ops.Connected(nc) }, bound.Ready))
+	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(*prefix), toolworker.WithObserver(bound)}
+	if m := srv.Metrics(); m != nil {
+		opts = append(opts, toolworker.WithObserver(m.Tools()))
+	}
 	if len(idempotent) > 0 {
 		opts = append(opts, toolworker.WithIdempotent(idempotent...))
 	}
-	names := slices.Sorted(maps.Keys(handlers))
 	log.Info().Strs("tools", names).Msg("serving tools")
 	return toolworker.Serve(ctx, js, handlers, opts...)
 }

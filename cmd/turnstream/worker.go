@@ -13,9 +13,10 @@ import (
 )
 
 func runWorker(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("worker", "--config F [--nats-url URL]", "info")
+	f := newFlags("worker", "--config F [--nats-url URL] [--metrics-addr :9090]", "info")
 	cfgPath := f.String("config", "", "worker config file (required)")
 	conn := f.natsFlags("NATS server URL (default $NATS_URL, else config nats.url, else " + defaultNATSURL + ")")
+	metricsAddr := f.metricsAddr()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -30,14 +31,20 @@ func runWorker(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	srv, err := startOps(*metricsAddr, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	nc, err := conn.connect(conn.URLWith(cfg), "turnstream worker", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}
 	defer nc.Drain() //nolint:errcheck // closing anyway
-	w, err := worker.New(ctx, worker.Options{Conn: nc, Config: cfg, Log: log, HTTPClient: &http.Client{}})
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Config: cfg, Log: log, HTTPClient: &http.Client{}, Metrics: srv.Metrics()})
 	if err != nil {
 		return err
 	}
+	srv.setReady(w.Ready)
 	return w.Run(ctx)
 }
