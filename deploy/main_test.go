@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -11,5 +12,11 @@ func TestMain(m *testing.M) {
 		// net/http keeps idle keep-alive connections to the mock provider.
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		// The binary the packaging tests build (packaging_test.go).
+		goleak.Cleanup(func(int) {
+			if binDir != "" {
+				os.RemoveAll(binDir) //nolint:errcheck // a temporary directory
+			}
+		}),
 	)
 }

@@ -19,12 +19,13 @@ type devOptions struct {
 	listen  string
 	store   string
 	latency time.Duration
+	metrics string
 }
 
 func newDevCmd() *cobra.Command {
 	var o devOptions
 	cmd := &cobra.Command{
-		Use:   "dev [--config F] [--listen 127.0.0.1:4222]",
+		Use:   "dev [--config F] [--listen 127.0.0.1:4222] [--metrics-addr :9090]",
 		Short: "run the embedded stack (NATS, mock provider, worker, demo tools) for other clients",
 		Long: `Run the embedded stack (NATS with JetStream, the mock provider unless --config
 names real ones, a worker and the demo tools) until Ctrl-C. The first Ctrl-C
@@ -42,6 +43,7 @@ stop. A second Ctrl-C exits at once.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:4222", "NATS client address of the embedded server (port -1: a random one)")
 	f.StringVar(&o.store, "store", "", "JetStream store directory (default: a temporary one, removed on exit)")
 	f.DurationVar(&o.latency, "latency", 15*time.Millisecond, "mock provider delay per streamed chunk")
+	addMetricsFlag(f, &o.metrics)
 	return cmd
 }
 
@@ -56,18 +58,24 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) error {
 			return err
 		}
 	}
-	st, err := stack.Start(ctx, stack.Options{Listen: o.listen, StoreDir: o.store, Config: cfg, MockLatency: o.latency, Log: log})
+	srv, err := startOps(o.metrics, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	st, err := stack.Start(ctx, stack.Options{Listen: o.listen, StoreDir: o.store, Config: cfg, MockLatency: o.latency, Log: log, Metrics: srv.Metrics()})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	srv.setReady(st.Ready)
 	provider := "config " + o.config
 	if st.MockURL != "" {
 		provider = "mock at " + st.MockURL
 	}
 	fmt.Fprintf(out, `turnstream dev: NATS with JetStream at %s
   provider: %s
-  worker and demo tools (get_time, calculate) running
+  worker and demo tools (get_time, calculate) running%s
 
 Try, from another terminal:
   go run ./cmd/turnstream tap --nats-url %s --all
@@ -75,7 +83,7 @@ Try, from another terminal:
   go run ./cmd/turnstream submit --nats-url %s --session s3 --demo-tools "What time is it?"
 
 Ctrl-C stops (running turns finish first); a second Ctrl-C exits at once.
-`, st.NATSURL, provider, st.NATSURL, st.NATSURL, st.NATSURL)
+`, st.NATSURL, provider, srv.banner(), st.NATSURL, st.NATSURL, st.NATSURL)
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping: the worker drains, then the tools, the provider and NATS stop")
 	st.Close()

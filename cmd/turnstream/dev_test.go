@@ -187,7 +187,7 @@ func TestDevStopsOnFirstSignal(t *testing.T) {
 func TestDevSecondSignalExitsAtOnce(t *testing.T) {
 	dev, _ := startDev(t, "2s")
 	dev.signal(t, syscall.SIGINT)
-	waitFor(t, "dev stops", func() bool { return strings.Contains(dev.stderr.String(), "a second Ctrl-C exits at once") })
+	waitFor(t, "dev stops", func() bool { return strings.Contains(dev.stdout.String(), "stopping: the worker drains") })
 	dev.running(t)
 	dev.signal(t, syscall.SIGINT)
 	// A bound, not a speed: the drain would take half a minute.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/turnstream/turnstream/internal/logging"
 )
 
 func main() {
@@ -42,10 +43,17 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 		case <-ctx.Done():
 			return
 		}
-		fmt.Fprintln(stderr, "turnstream: stopping (a second Ctrl-C exits at once)")
+		// The notices are for a person at a terminal; elsewhere stderr
+		// holds JSON log lines only (the commands log their stop).
+		human := logging.IsTerminal(stderr)
+		if human {
+			fmt.Fprintln(stderr, "turnstream: stopping (a second Ctrl-C exits at once)")
+		}
 		cancel()
 		<-sigs
-		fmt.Fprintln(stderr, "turnstream: second signal: exiting at once")
+		if human {
+			fmt.Fprintln(stderr, "turnstream: second signal: exiting at once")
+		}
 		os.Exit(exitInterrupted)
 	}()
 	return ctx, func() { cancel() }
@@ -92,6 +100,7 @@ NATS_INBOX_PREFIX like --inbox-prefix.`,
 		newToolsCmd(),
 		newStreamsCmd(),
 		newMockLLMCmd(),
+		newProbeCmd(),
 		newVersionCmd(),
 	)
 	return root

@@ -19,6 +19,7 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/ops"
 	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/toolworker/mcptools"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -34,12 +35,13 @@ type toolsOptions struct {
 	demo      bool
 	demoSet   bool // --demo was given: otherwise it is on without MCP servers
 	list      bool
+	metrics   string
 }
 
 func newToolsCmd() *cobra.Command {
 	var o toolsOptions
 	cmd := &cobra.Command{
-		Use:   "tools [--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list]",
+		Use:   "tools [--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list] [--metrics-addr :9090]",
 		Short: "serve the demo tools, or the tools of MCP servers (--mcp), against a NATS server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,6 +58,7 @@ func newToolsCmd() *cobra.Command {
 	f.StringVar(&o.mcpConfig, "mcp-config", "", "YAML file listing MCP servers (servers: [{name, command, args, env, url, prefix}])")
 	f.BoolVar(&o.demo, "demo", false, "serve the demo tools get_time and calculate (default: when no MCP server is given)")
 	f.BoolVar(&o.list, "list", false, "print the definitions of the tools served, a JSON array for submit --tools, and exit")
+	addMetricsFlag(f, &o.metrics)
 	return cmd
 }
 
@@ -104,6 +107,11 @@ func runTools(ctx context.Context, o toolsOptions, out io.Writer) error {
 		return enc.Encode(defs)
 	}
 
+	srv, err := startOps(o.metrics, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	nc, err := o.conn.connect(o.conn.URL(), "turnstream tools", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
@@ -113,11 +121,16 @@ func runTools(ctx context.Context, o toolsOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(o.prefix)}
+	names := slices.Sorted(maps.Keys(handlers))
+	bound := ops.NewTools(names...)
+	srv.setReady(ops.All(func() error { return ops.Connected(nc) }, bound.Ready))
+	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(o.prefix), toolworker.WithObserver(bound)}
+	if m := srv.Metrics(); m != nil {
+		opts = append(opts, toolworker.WithObserver(m.Tools()))
+	}
 	if len(idempotent) > 0 {
 		opts = append(opts, toolworker.WithIdempotent(idempotent...))
 	}
-	names := slices.Sorted(maps.Keys(handlers))
 	log.Info().Strs("tools", names).Msg("serving tools")
 	return toolworker.Serve(ctx, js, handlers, opts...)
 }

@@ -14,15 +14,16 @@ import (
 
 // workerOptions are the flags of `turnstream worker`.
 type workerOptions struct {
-	log    *logFlags
-	conn   *natsFlags
-	config string
+	log     *logFlags
+	conn    *natsFlags
+	config  string
+	metrics string
 }
 
 func newWorkerCmd() *cobra.Command {
 	var o workerOptions
 	cmd := &cobra.Command{
-		Use:   "worker --config F [--nats-url URL]",
+		Use:   "worker --config F [--nats-url URL] [--metrics-addr :9090]",
 		Short: "run a production worker against a NATS server",
 		Long: `Run a production worker against a NATS server. The first SIGINT or SIGTERM
 drains it (it stops fetching and gives running turns worker.drain_timeout to
@@ -36,6 +37,7 @@ finish, handing the rest back); a second one exits at once.`,
 	o.log = addLogFlags(f, "info")
 	o.conn = addNATSFlags(f, natsURLConfigUsage)
 	f.StringVar(&o.config, "config", "", "worker config file (required)")
+	addMetricsFlag(f, &o.metrics)
 	return cmd
 }
 
@@ -51,14 +53,20 @@ func runWorker(ctx context.Context, o workerOptions) error {
 	if err != nil {
 		return err
 	}
+	srv, err := startOps(o.metrics, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	nc, err := o.conn.connect(o.conn.URLWith(cfg), "turnstream worker", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}
 	defer nc.Drain() //nolint:errcheck // closing anyway
-	w, err := worker.New(ctx, worker.Options{Conn: nc, Config: cfg, Log: log, HTTPClient: &http.Client{}})
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Config: cfg, Log: log, HTTPClient: &http.Client{}, Metrics: srv.Metrics()})
 	if err != nil {
 		return err
 	}
+	srv.setReady(w.Ready)
 	return w.Run(ctx)
 }

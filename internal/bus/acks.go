@@ -37,6 +37,12 @@ type AckOptions struct {
 	// may be stored or not; its delivery is resumed by a redelivery).
 	// Default StallWait.
 	Timeout time.Duration
+	// Acked, when set, is given the time from each publish to its ack,
+	// for every record the stream stored (the publish-ack lag a metrics
+	// histogram records). It is called outside the tracker's lock, on the
+	// connection's reply goroutine: it must be cheap and must not block.
+	// Default nil.
+	Acked func(lag time.Duration)
 }
 
 // DefaultAckWindow is the window of a connection nobody configured:
@@ -143,6 +149,8 @@ type ackTracker struct {
 	// err is set when the connection closed: every later publish fails
 	// with it.
 	err error
+	// acked is AckOptions.Acked.
+	acked func(lag time.Duration)
 }
 
 // startTracker subscribes to the tracker's reply subjects and starts its
@@ -167,7 +175,7 @@ func startTracker(nc *nats.Conn, o AckOptions) (*ackTracker, error) {
 func (t *ackTracker) configure(o AckOptions) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.window, t.timeout = o.Window, o.Timeout
+	t.window, t.timeout, t.acked = o.Window, o.Timeout, o.Acked
 	t.wakeRoom(true)
 }
 
@@ -387,10 +395,15 @@ func (t *ackTracker) reply(m *nats.Msg) {
 	}
 	res := ackResult(m)
 	t.mu.Lock()
-	if p, ok := t.pending[id]; ok {
+	p, ok := t.pending[id]
+	if ok {
 		t.settle(id, p, res)
 	}
+	acked := t.acked
 	t.mu.Unlock()
+	if ok && res == nil && acked != nil {
+		acked(time.Since(t.start) - p.at)
+	}
 }
 
 var (

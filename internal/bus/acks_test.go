@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,5 +278,42 @@ func TestTrackerEndsWithItsConnection(t *testing.T) {
 	}
 	if err := w.Flush(ctx); !errors.Is(err, nats.ErrConnectionClosed) {
 		t.Errorf("Flush() after a publish failed = %v; want nats.ErrConnectionClosed", err)
+	}
+}
+
+// TestAckedSeesEachStoredRecord: AckOptions.Acked is given the lag of
+// every record the stream stored, and of none it refused.
+func TestAckedSeesEachStoredRecord(t *testing.T) {
+	srv, direct, ctx := ackEnv(t)
+	limitPerSubject(t, ctx, direct, wire.StreamRaw, 2)
+	_, b := openBus(t, ctx, srv.URL())
+	var acked, negative atomic.Int64
+	if err := b.TrackAcks(bus.AckOptions{Acked: func(lag time.Duration) {
+		acked.Add(1)
+		if lag < 0 {
+			negative.Add(1)
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	w := b.Turn("s1", "t1", wire.JSON, nil)
+	for i := 1; i <= 3; i++ {
+		if err := w.Raw(rawFrame(i)); err != nil {
+			t.Fatalf("Raw(%d) = %v", i, err)
+		}
+	}
+	if err := w.Flush(ctx); err == nil {
+		t.Fatal("Flush() = nil; want the refusal of the third frame")
+	}
+	// Acked runs after the ack settled its publish: Flush may return
+	// first.
+	for acked.Load() < 2 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := acked.Load(); got != 2 {
+		t.Errorf("Acked calls = %d; want 2 (the stored frames, not the refused one)", got)
+	}
+	if negative.Load() != 0 {
+		t.Errorf("Acked was given a negative lag %d times", negative.Load())
 	}
 }

@@ -20,6 +20,9 @@ type Server struct {
 	storeDir string
 	users    []*server.User
 	srv      *server.Server
+	// addr is where the server first listened: Restart listens there
+	// again.
+	addr string
 }
 
 // Start runs an embedded JetStream server on a random loopback port with its
@@ -104,6 +107,9 @@ func (s *Server) start(listen string) {
 		s.t.Fatalf("natstest: %v", err)
 	}
 	s.srv = srv
+	if s.addr == "" {
+		s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Addr().(*net.TCPAddr).Port))
+	}
 }
 
 // URL is the server's client URL.
@@ -118,13 +124,13 @@ func (s *Server) Shutdown() {
 	s.srv.WaitForShutdown()
 }
 
-// Restart stops the server and starts it again on the same port and store,
-// as a crashed and restarted node would come back.
+// Restart stops the server, unless Shutdown did, and starts it again on
+// the same port and store, as a crashed and restarted node would come
+// back.
 func (s *Server) Restart() {
 	s.t.Helper()
-	addr := s.srv.Addr().(*net.TCPAddr)
 	s.Shutdown()
-	s.start(net.JoinHostPort("127.0.0.1", strconv.Itoa(addr.Port)))
+	s.start(s.addr)
 }
 
 // Connect opens a client connection closed when the test ends. It reconnects

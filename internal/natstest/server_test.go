@@ -48,3 +48,23 @@ func TestServerRestart(t *testing.T) {
 		t.Fatalf("stream S holds %d messages after Restart; want 1", msgs)
 	}
 }
+
+// TestServerRestartAfterShutdown: a server shut down (clients see it
+// gone for as long as the test wants) comes back on its port with
+// Restart.
+func TestServerRestartAfterShutdown(t *testing.T) {
+	s := natstest.Start(t)
+	nc := s.Connect()
+	url := s.URL()
+	s.Shutdown()
+	for deadline := time.Now().Add(10 * time.Second); nc.IsConnected(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the client still reports itself connected to a server shut down")
+		}
+	}
+	s.Restart()
+	if got := s.URL(); got != url {
+		t.Fatalf("URL() after Shutdown and Restart = %q; want %q", got, url)
+	}
+	natstest.WaitConnected(t, nc)
+}

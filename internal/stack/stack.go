@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,7 +19,9 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
 	"github.com/turnstream/turnstream/internal/embedded"
+	"github.com/turnstream/turnstream/internal/metrics"
 	"github.com/turnstream/turnstream/internal/mockllm"
+	"github.com/turnstream/turnstream/internal/ops"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
@@ -43,7 +47,10 @@ type Options struct {
 	// Tools are the tool handlers served, by tool name; an empty map serves
 	// none. Default (nil): the demo tools.
 	Tools map[string]toolworker.Handler
-	Log   zerolog.Logger
+	// Metrics, when set, counts what the worker and the tool worker do
+	// (worker.Options.Metrics, toolworker.WithObserver). Default nil.
+	Metrics *metrics.Set
+	Log     zerolog.Logger
 }
 
 // Stack is a running all-in-one turnstream.
@@ -67,6 +74,8 @@ type Stack struct {
 	errMu                           sync.Mutex
 	err                             error
 	conns                           []*nats.Conn
+	// ready is the worker's and the tool worker's readiness.
+	ready func() error
 }
 
 // Start brings the stack up and returns once the worker and the tool worker
@@ -115,10 +124,11 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: s.http, NewAdapter: o.NewAdapter, Clock: o.Clock})
+	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: s.http, NewAdapter: o.NewAdapter, Clock: o.Clock, Metrics: o.Metrics})
 	if err != nil {
 		return nil, err
 	}
+	s.ready = w.Ready
 	s.goRun(&s.worker, "worker", func() error { return w.Run(workerCtx) })
 
 	tools, toolOpts := o.Tools, []toolworker.Option{toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix)}
@@ -131,6 +141,12 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	tconn, err := s.connect("turnstream tools")
 	if err != nil {
 		return nil, err
+	}
+	bound := ops.NewTools(slices.Collect(maps.Keys(tools))...)
+	s.ready = ops.All(w.Ready, func() error { return ops.Connected(tconn) }, bound.Ready)
+	toolOpts = append(toolOpts, toolworker.WithObserver(bound))
+	if o.Metrics != nil {
+		toolOpts = append(toolOpts, toolworker.WithObserver(o.Metrics.Tools()))
 	}
 	tjs, err := jetstream.New(tconn)
 	if err != nil {
@@ -163,6 +179,11 @@ func (s *Stack) goRun(wg *sync.WaitGroup, name string, fn func() error) {
 		}
 	}()
 }
+
+// Ready reports why the stack cannot take turns now, nil when it can:
+// the worker's readiness (worker.Worker.Ready), then the tool worker's
+// (connected, every tool bound or waiting for its consumer).
+func (s *Stack) Ready() error { return s.ready() }
 
 // Err returns the first error a component stopped with, if any.
 func (s *Stack) Err() error {

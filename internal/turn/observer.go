@@ -28,6 +28,15 @@ type stepObserver struct {
 
 var _ provider.Observer = (*stepObserver)(nil)
 
+// Step is the step whose execution the observer relays. An executor that
+// wraps the loop's (metrics, traces) tells a step's execution by it from
+// the loop's other ones (a history summary's), which have no Step.
+func (o *stepObserver) Step() int { return o.step }
+
+// Route is the route the turn's request names ("" for the default
+// route): validated against the config, so a bounded label.
+func (o *stepObserver) Route() string { return o.r.req.Route }
+
 func (o *stepObserver) Frame(attempt int, target provider.Target, f provider.Frame) error {
 	attempt += o.base
 	if attempt != o.attempt {

@@ -19,6 +19,7 @@ import (
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/provider/openaichat"
 	"github.com/turnstream/turnstream/internal/turn"
+	"github.com/turnstream/turnstream/pkg/toolworker"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -224,5 +225,45 @@ func TestRefusedFrameFailsTheDelivery(t *testing.T) {
 		if ev.Type == wire.EventTurnCompleted || ev.Type == wire.EventTurnFailed {
 			t.Errorf("terminal event %s stored over a refused raw frame", ev.Type)
 		}
+	}
+}
+
+// stepsSeen is an executor wrapping another, as a metrics or tracing
+// wrapper does, that keeps the Step and Route of each observer it is given.
+type stepsSeen struct {
+	next   turn.Executor
+	steps  []int
+	routes []string
+}
+
+func (x *stepsSeen) Execute(ctx context.Context, chain []provider.Target, req *provider.Request, obs provider.Observer) (*provider.Result, error) {
+	if s, ok := obs.(interface {
+		Step() int
+		Route() string
+	}); ok {
+		x.steps, x.routes = append(x.steps, s.Step()), append(x.routes, s.Route())
+	}
+	return x.next.Execute(ctx, chain, req, obs)
+}
+
+// TestObserverNamesItsStepAndRoute: the observer of each step's execution
+// says which step it is and which route the request named, for an
+// executor that wraps the loop's.
+func TestObserverNamesItsStepAndRoute(t *testing.T) {
+	e := newEnv(t)
+	e.serveTools(map[string]toolworker.Handler{"lookup": func(context.Context, wire.ToolCall) (toolworker.Result, error) {
+		return toolworker.Result{Content: "ok"}, nil
+	}})
+	exec := &stepsSeen{next: callThenAnswer("lookup", `{}`)}
+	out := e.run(&turn.Loop{Exec: exec}, wire.JSON, &wire.TurnRequest{
+		SessionID: "s1", TurnID: "t1", Route: "fast",
+		Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "go"}},
+		Tools: []wire.Tool{{Name: "lookup", Parameters: map[string]any{"type": "object"}}},
+	})
+	if out.Status != wire.EventTurnCompleted {
+		t.Fatalf("Run() = %+v; want completed", out)
+	}
+	if !reflect.DeepEqual(exec.steps, []int{1, 2}) || !reflect.DeepEqual(exec.routes, []string{"fast", "fast"}) {
+		t.Errorf("observers named steps %v, routes %v; want [1 2], [fast fast]", exec.steps, exec.routes)
 	}
 }

@@ -32,6 +32,16 @@
 // registration. A turn that ends cancelled removes its stored cancel; a
 // cancel without a turn id stops running turns only and is not stored.
 //
+// Ready reports whether the worker can take turns (connected, topology
+// ensured, bound to the submit consumer with its last fetch answered, not
+// draining): the /readyz of `turnstream worker --metrics-addr`. With
+// Options.Metrics the worker counts its deliveries, turns, provider calls
+// and publish acks (internal/metrics) through the executor it gives the
+// loop, its settle and reject paths and the bus's ack options. A settled
+// delivery logs once, at info for a turn that completed (or was
+// cancelled by its client), warn for one that failed or a delivery that
+// could not finish, error for a turn that failed internally.
+//
 // Turn decisions live in internal/turn and NATS details in internal/bus;
 // this package wires them and owns every message's disposition.
 package worker

@@ -60,6 +60,7 @@ func ctxFor(t testing.TB) context.Context {
 
 // running is a worker started by startWorker.
 type running struct {
+	w      *worker.Worker
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -97,7 +98,7 @@ func (e *env) startWorkerWith(tweak func(*worker.Options)) *running {
 		e.t.Fatalf("worker.New() = %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
+	r := &running{w: w, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- w.Run(ctx) }()
 	e.t.Cleanup(func() { r.stop(e.t) })
 	return r

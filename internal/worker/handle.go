@@ -42,6 +42,7 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 		return
 	}
 	log := w.log.With().Uint64("stream_seq", meta.Sequence.Stream).Uint64("delivery", meta.NumDelivered).Logger()
+	defer w.metrics.DeliveryStarted(meta.NumDelivered > 1)()
 	if w.loop.Probe != nil {
 		w.loop.Probe(turn.ProbeFetched)
 	}
@@ -122,11 +123,8 @@ func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
 			return
 		}
 	}
-	ev := log.Info()
-	if v.Err != nil {
-		ev = log.Warn().Err(v.Err)
-	}
-	ev.Str("outcome", v.What).Str("reason", v.Reason).Msg("delivery settled")
+	w.metrics.DeliverySettled(v.What, v.Reason, v.Err, meta.Timestamp)
+	settledLog(log, v).Str("outcome", v.What).Str("reason", v.Reason).Msg("delivery settled")
 	switch v.Settle {
 	case turn.SettleAck:
 		w.settle(msg, log, ack)
@@ -156,6 +154,29 @@ func (w *Worker) reportDuplicate(ctx context.Context, req *wire.TurnRequest, cod
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	return w.bus.Turn(req.SessionID, req.TurnID, codec, nil).EventOnce(wctx, &ev, "dup:"+req.SessionID+":"+strconv.FormatUint(seq, 10))
+}
+
+// settledLog is the level a settled delivery logs at: Error for a turn
+// that failed internally (it panicked, or every delivery died: a bug, or
+// a crash loop, for an operator to look at), Warn for a turn that failed
+// otherwise (its reason says why) and for a delivery that could not
+// finish (its error says why), Debug for one that waits for its
+// session's earlier turn, Info for the rest (completed, ended, duplicate,
+// cancelled by its client, handed back at shutdown).
+func settledLog(log zerolog.Logger, v turn.Verdict) *zerolog.Event {
+	switch {
+	case v.What == wire.EventTurnFailed && (v.Reason == turn.ReasonInternal || v.Reason == turn.ReasonExhausted):
+		return log.Error().Err(v.Err)
+	case v.What == wire.EventTurnFailed && v.Reason != turn.ReasonCancelled:
+		return log.Warn().Err(v.Err)
+	case v.Settle == turn.SettleHandBack:
+		return log.Info().Err(v.Err)
+	case v.Err != nil:
+		return log.Warn().Err(v.Err)
+	case v.Settle == turn.SettleWait:
+		return log.Debug()
+	}
+	return log.Info()
 }
 
 // lookResult is a session read while its request is decoded.
@@ -248,6 +269,7 @@ func (w *Worker) reject(ctx context.Context, msg delivery, session string, req *
 	if errors.As(cause, &ve) {
 		field = ve.Field
 	}
+	w.metrics.Rejected(reason)
 	log.Warn().Str("reason", reason).Str("field", field).Msg("rejecting invalid turn request")
 	eventSession := session
 	if !wire.ValidToken(eventSession) {

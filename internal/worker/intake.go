@@ -187,7 +187,7 @@ func (w *Worker) release(ctx context.Context, key string, rev uint64, log zerolo
 			return err
 		}
 		if time.Now().Add(pause).After(deadline) {
-			log.Error().Err(err).Msg("cannot delete the intake guard; a later crash of this delivery would dead-letter the request")
+			log.Warn().Err(err).Msg("cannot delete the intake guard; it expires with the bucket's TTL (until then a crash of this delivery would count against the request)")
 			return err
 		}
 		time.Sleep(pause)

@@ -22,6 +22,21 @@ const (
 	term
 )
 
+// String names the disposition for logs.
+func (d disposition) String() string {
+	switch d {
+	case ack:
+		return "ack"
+	case nakSoon:
+		return "nak"
+	case nakLater:
+		return "nak_later"
+	case term:
+		return "term"
+	}
+	return "unknown"
+}
+
 // nakDelay is the pause before a troubled turn is retried.
 const nakDelay = 2 * time.Second
 
@@ -40,7 +55,9 @@ func (w *Worker) settle(msg delivery, log zerolog.Logger, d disposition) {
 		err = msg.Term()
 	}
 	if err != nil {
-		log.Error().Err(err).Uint8("disposition", uint8(d)).Msg("settling the delivery failed; it will be redelivered")
+		// Redelivery repairs it: the next delivery finds the turn as
+		// this one left it.
+		log.Warn().Err(err).Str("disposition", d.String()).Msg("settling the delivery failed; it will be redelivered")
 	}
 }
 
@@ -48,6 +65,6 @@ func (w *Worker) settle(msg delivery, log zerolog.Logger, d disposition) {
 // turn waiting for its session's earlier one holds no slot meanwhile.
 func (w *Worker) settleAfter(msg delivery, log zerolog.Logger, d time.Duration) {
 	if err := msg.NakWithDelay(d); err != nil {
-		log.Error().Err(err).Msg("handing the delivery back failed; it will be redelivered")
+		log.Warn().Err(err).Msg("handing the delivery back failed; it will be redelivered")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/metrics"
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -42,6 +43,9 @@ type Options struct {
 	// place of its wire API's own, and no API key is read: `turnstream
 	// replay` serves recorded provider calls this way. Default nil.
 	NewAdapter AdapterFunc
+	// Metrics, when set, counts the worker's turns, deliveries, provider
+	// calls and publish acks (internal/metrics). Default nil: none.
+	Metrics *metrics.Set
 }
 
 // AdapterFunc builds the adapter of a configured provider.
@@ -79,6 +83,10 @@ type Worker struct {
 	// stopping is closed when Run stops fetching: parked deliveries are
 	// handed back at once.
 	stopping chan struct{}
+	// metrics counts deliveries (nil: not counted).
+	metrics *metrics.Set
+	// ready is why Run cannot take turns now (Ready).
+	ready readiness
 }
 
 // AsyncWindow is the number of unacknowledged publishes a worker running
@@ -119,7 +127,11 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.TrackAcks(bus.AckOptions{Window: window, Timeout: bus.StallWait}); err != nil {
+	acks := bus.AckOptions{Window: window, Timeout: bus.StallWait}
+	if o.Metrics != nil {
+		acks.Acked = o.Metrics.PublishAcked
+	}
+	if err := b.TrackAcks(acks); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	state, err := b.State(ctx)
@@ -147,9 +159,15 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 		stopping:    make(chan struct{}),
 		storing:     make(chan struct{}, cancelStorers),
 		beats:       newHeartbeats(topo.WorkerConsumerConfig().AckWait / 3),
+		metrics:     o.Metrics,
+	}
+	w.ready.set(errStarting)
+	var exec turn.Executor = &provider.Executor{Registry: registry, Clock: o.Clock, Limits: provider.Limits(cfg.Limits.Response)}
+	if o.Metrics != nil {
+		exec = o.Metrics.Executor(exec)
 	}
 	w.loop = &turn.Loop{
-		Exec:    &provider.Executor{Registry: registry, Clock: o.Clock, Limits: provider.Limits(cfg.Limits.Response)},
+		Exec:    exec,
 		Routes:  routes,
 		Budgets: cfg.Budgets,
 		State:   state,
@@ -186,6 +204,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: consumer: %w", err)
 	}
+	defer w.ready.set(errDraining)
 	// Cancels are stored while the worker drains too: another worker
 	// honors them.
 	cancelCtx := context.WithoutCancel(ctx)
@@ -211,6 +230,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.inflight.Go(func() { w.watchLeases(watchCtx) })
 
 	slots := make(chan struct{}, w.cfg.Worker.Concurrency)
+	w.ready.set(nil)
 	w.log.Info().Int("concurrency", cap(slots)).Msg("worker started")
 	for ctx.Err() == nil {
 		// Wait for at least one free slot, then take all free ones.
@@ -237,6 +257,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				<-slots
 			}
 			if ctx.Err() == nil {
+				w.ready.set(fmt.Errorf("worker: fetch failed: %w", err))
 				w.log.Warn().Err(err).Msg("fetch failed")
 				sleep(ctx, 200*time.Millisecond)
 			}
@@ -258,9 +279,13 @@ func (w *Worker) Run(ctx context.Context) error {
 			<-slots
 		}
 		if err := batch.Error(); err != nil && ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			w.ready.set(fmt.Errorf("worker: fetch failed: %w", err))
 			w.log.Warn().Err(err).Msg("fetch ended with error")
+		} else if ctx.Err() == nil {
+			w.ready.set(nil)
 		}
 	}
+	w.ready.set(errDraining)
 	close(w.stopping)
 	w.log.Info().Dur("drain_timeout", w.cfg.Worker.DrainTimeout.D()).Msg("worker draining (a second signal exits at once)")
 	done := make(chan struct{})

@@ -121,10 +121,18 @@ type answered struct {
 func nakAfter(d time.Duration) settlement { return settlement{kind: settleNakDelay, delay: d} }
 func term(reason string) settlement       { return settlement{kind: settleTerm, reason: reason} }
 
-// handle decides the fate of one delivered call: terminate it, claim it and
-// run it, answer it from its claim, or hand it back. Every path settles the
-// message exactly once.
+// handle decides the fate of one delivered call and reports its outcome
+// to the observers.
 func (t *tool) handle(runCtx context.Context, m message, b binding) {
+	start := time.Now()
+	outcome := t.handleCall(runCtx, m, b)
+	t.obs.CallDone(t.name, outcome, time.Since(start))
+}
+
+// handleCall decides the fate of one delivered call: terminate it, claim
+// it and run it, answer it from its claim, or hand it back. Every path
+// settles the message exactly once.
+func (t *tool) handleCall(runCtx context.Context, m message, b binding) CallOutcome {
 	log := t.log
 	meta, err := m.Metadata()
 	if err == nil {
@@ -135,33 +143,27 @@ func (t *tool) handle(runCtx context.Context, m message, b binding) {
 
 	var call wire.ToolCall
 	if err := wire.Decode(m.Headers().Get(wire.HeaderContentType), m.Data(), &call); err != nil {
-		t.term(log, m, termMalformed, err)
-		return
+		return t.term(log, m, termMalformed, err)
 	}
 	if err := call.Validate(); err != nil {
-		t.term(log, m, termInvalid, err)
-		return
+		return t.term(log, m, termInvalid, err)
 	}
 	if subjectTool := strings.TrimPrefix(m.Subject(), t.subjects.Tool("")); call.Name != subjectTool {
-		t.term(log, m, termNameMismatch, nil)
-		return
+		return t.term(log, m, termNameMismatch, nil)
 	}
 	res := resultOf(call)
 	if err := res.Validate(); err != nil {
-		t.term(log, m, termInvalid, err) // a call id no result could carry
-		return
+		return t.term(log, m, termInvalid, err) // a call id no result could carry
 	}
 	log = log.With().
 		Str("session_id", call.SessionID).Str("turn_id", call.TurnID).
 		Int("step", call.Step).Str("call_id", call.CallID).Logger()
 	if !time.Now().Before(call.Deadline) {
-		t.term(log, m, termExpired, nil)
-		return
+		return t.term(log, m, termExpired, nil)
 	}
 	codec, err := wire.CodecFor(m.Headers().Get(wire.HeaderContentType))
 	if err != nil { // unreachable: Decode accepted the same header
-		t.term(log, m, termMalformed, err)
-		return
+		return t.term(log, m, termMalformed, err)
 	}
 
 	d := &delivery{
@@ -174,7 +176,7 @@ func (t *tool) handle(runCtx context.Context, m message, b binding) {
 	stop := keepalive(m, d.heartbeat, log)
 	s := t.process(runCtx, d)
 	stop()
-	t.settle(runCtx, d, s)
+	return t.settle(runCtx, d, s)
 }
 
 // keepalive acks progress on m every heartbeat until the returned stop is
@@ -213,7 +215,7 @@ func (t *tool) process(ctx context.Context, d *delivery) settlement {
 	)
 	for range maxSteps {
 		if ctx.Err() != nil {
-			d.log.Warn().Msg("call handed back: shutting down")
+			d.log.Info().Msg("call handed back: shutting down")
 			return settlement{kind: settleNak}
 		}
 		if d.expired() {
@@ -226,7 +228,7 @@ func (t *tool) process(ctx context.Context, d *delivery) settlement {
 			h, f, err = create(cctx, d.claims, d.key, d.record(t.owner, 1))
 			cancel()
 			if err != nil {
-				d.log.Error().Err(err).Msg("claiming the call failed; the call will be redelivered")
+				d.log.Warn().Err(err).Msg("claiming the call failed; the call will be redelivered")
 				return nakAfter(publishRetryDelay)
 			}
 			s = seenHeld
@@ -244,7 +246,7 @@ func (t *tool) process(ctx context.Context, d *delivery) settlement {
 				if ctx.Err() != nil {
 					continue // handed back above
 				}
-				d.log.Error().Err(err).Msg("reading the claim failed; the call will be redelivered")
+				d.log.Warn().Err(err).Msg("reading the claim failed; the call will be redelivered")
 				return nakAfter(publishRetryDelay)
 			}
 		case verdictLeave:
@@ -263,7 +265,7 @@ func (t *tool) process(ctx context.Context, d *delivery) settlement {
 				s = seenNothing // another delivery got there first: look again
 				continue
 			case err != nil:
-				d.log.Error().Err(err).Msg("taking the claim over failed; the call will be redelivered")
+				d.log.Warn().Err(err).Msg("taking the claim over failed; the call will be redelivered")
 				return nakAfter(publishRetryDelay)
 			}
 			ev := d.log.Warn().Str("claimer", f.rec.Owner).Int("claim_attempt", rec.Attempt)
@@ -351,7 +353,7 @@ func (t *tool) runHeld(ctx context.Context, d *delivery, h *held) settlement {
 			d.log.Warn().Msg("the claim was taken over before the result was recorded; the result is dropped")
 			return nakAfter(d.leaveDelay)
 		}
-		d.log.Error().Err(err).Msg("recording the result failed; the call will be redelivered")
+		d.log.Warn().Err(err).Msg("recording the result failed; the call will be redelivered")
 		return nakAfter(publishRetryDelay)
 	}
 	if testHookClaimDone != nil {
@@ -498,14 +500,15 @@ func (t *tool) publish(ctx context.Context, d *delivery, res wire.ToolResult, fr
 	defer cancel()
 	ack, err := t.js.PublishMsg(pctx, out, jetstream.WithMsgID(resultMsgID(res)))
 	if err != nil {
-		d.log.Error().Err(err).Msg("publishing the result failed; the call will be redelivered")
+		d.log.Warn().Err(err).Msg("publishing the result failed; the call will be redelivered")
 		return nakAfter(publishRetryDelay)
 	}
 	return settlement{kind: settleAck, answered: &answered{res: res, ack: ack, fromClaim: fromClaim}}
 }
 
-// settle carries out s on the delivery's message.
-func (t *tool) settle(ctx context.Context, d *delivery, s settlement) {
+// settle carries out s on the delivery's message and says what became of
+// the call.
+func (t *tool) settle(ctx context.Context, d *delivery, s settlement) CallOutcome {
 	switch s.kind {
 	case settleAck:
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
@@ -513,24 +516,34 @@ func (t *tool) settle(ctx context.Context, d *delivery, s settlement) {
 		if err := d.m.DoubleAck(actx); err != nil {
 			// The result is stored and recorded in the claim: a
 			// redelivery publishes it again, and the stream discards it.
-			d.log.Error().Err(err).Msg("acking the call failed")
-			return
+			d.log.Warn().Err(err).Msg("acking the call failed; its redelivery publishes the recorded result")
+			return CallRetry
 		}
 		a := s.answered
 		d.log.Info().Bool("is_error", a.res.IsError).Bool("synthesized", a.res.Synthesized).
 			Bool("from_claim", a.fromClaim).Bool("duplicate", a.ack.Duplicate).Uint64("result_seq", a.ack.Sequence).
 			Msg("call answered")
+		switch {
+		case a.fromClaim:
+			return CallReplayed
+		case a.res.Synthesized:
+			return CallUnknown
+		case a.res.IsError:
+			return CallError
+		}
+		return CallOK
 	case settleNak:
 		if err := d.m.Nak(); err != nil {
-			d.log.Error().Err(err).Msg("handing back a call failed")
+			d.log.Warn().Err(err).Msg("handing back a call failed; it is redelivered after its ack wait")
 		}
 	case settleNakDelay:
 		if err := d.m.NakWithDelay(s.delay); err != nil {
-			d.log.Error().Err(err).Msg("nak failed")
+			d.log.Warn().Err(err).Msg("handing back a call failed; it is redelivered after its ack wait")
 		}
 	case settleTerm:
-		t.term(d.log, d.m, s.reason, nil)
+		return t.term(d.log, d.m, s.reason, nil)
 	}
+	return CallRetry
 }
 
 func (t *tool) encode(codec wire.Codec, res wire.ToolResult) (*nats.Msg, error) {
@@ -557,13 +570,14 @@ func resultMsgID(r wire.ToolResult) string {
 
 // term settles a call that must never run. err is logged: validation and
 // decode errors name fields, never values.
-func (t *tool) term(log zerolog.Logger, m message, reason string, err error) {
-	ev := log.Warn()
+func (t *tool) term(log zerolog.Logger, m message, reason string, err error) CallOutcome {
+	ev, outcome := log.Warn(), CallRejected
 	if reason == termExpired {
-		ev = log.Info()
+		ev, outcome = log.Info(), CallExpired
 	}
 	ev.Err(err).Str("reason", reason).Msg("call terminated without a result")
 	if err := m.TermWithReason(reason); err != nil {
-		log.Error().Err(err).Msg("terminating the call failed")
+		log.Warn().Err(err).Msg("terminating the call failed; it is redelivered after its ack wait")
 	}
+	return outcome
 }

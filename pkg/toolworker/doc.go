@@ -75,6 +75,22 @@
 // AckWait later and answered within about two, long before the turn
 // worker's deadline for it.
 //
+// # Observing
+//
+// WithObserver gives an Observer each tool's binding state (waiting for
+// its consumer, bound, unbound) and each delivered call's outcome (ok,
+// error, unknown, replayed, retry, rejected, expired) with how long its
+// handling took: what metrics and a readiness probe need. It is given tool
+// names and enums only. turnstream's `tools` command counts them as
+// turnstream_tool_calls_total and turns ready once every tool is bound or
+// waiting for its consumer.
+//
+// Logs: Info for what a healthy tool worker does (a call answered, a
+// call left to its live claimer, a hand-back at shutdown), Warn for what
+// redelivery repairs (a claim or result write that failed, an invalid
+// call terminated, a claimer found dead), Error for what needs a look (a
+// result that does not encode, a handler that panicked).
+//
 // It owns the tool side of the wire contract: decoding and validating calls,
 // claiming them, heartbeating long runs, bounding concurrency, recovering
 // panics and draining in-flight calls on shutdown. It must not create or

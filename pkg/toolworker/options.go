@@ -27,6 +27,8 @@ type options struct {
 	// idempotent names the tools that may run again when their claimer
 	// died. Default: none.
 	idempotent map[string]bool
+	// observers see tool states and call outcomes. Default: none.
+	observers observers
 }
 
 func defaultOptions() options {
@@ -112,6 +114,19 @@ func WithIdempotent(tools ...string) Option {
 			}
 			o.idempotent[name] = true
 		}
+		return nil
+	}
+}
+
+// WithObserver adds an Observer that sees each tool's consumer binding and
+// each call's outcome, for metrics and readiness. WithObserver may be
+// given more than once; every observer sees everything. Default: none.
+func WithObserver(o Observer) Option {
+	return func(opts *options) error {
+		if o == nil {
+			return fmt.Errorf("%w: nil observer", ErrInvalidOption)
+		}
+		opts.observers = append(opts.observers, o)
 		return nil
 	}
 }

@@ -109,6 +109,7 @@ func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Hand
 			log:        o.logger.With().Str("tool", name).Logger(),
 			slots:      make(chan struct{}, o.concurrency),
 			inflight:   &inflight,
+			obs:        o.observers,
 		}
 		loops.Go(func() {
 			if err := t.serve(stopCtx, runCtx); err != nil {

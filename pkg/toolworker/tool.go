@@ -45,6 +45,8 @@ type tool struct {
 	slots chan struct{}
 	// inflight is Serve's group of call goroutines.
 	inflight *sync.WaitGroup
+	// obs sees the binding's states and the calls' outcomes.
+	obs observers
 }
 
 // serve binds the tool's consumer and fetches calls until ctx is done,
@@ -65,6 +67,7 @@ func (t *tool) serve(ctx, runCtx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		t.obs.ToolState(t.name, ToolUnbound)
 		if isFatal(t.js, err) {
 			return fmt.Errorf("toolworker: tool %s: %w", t.name, err)
 		}
@@ -100,6 +103,7 @@ func (t *tool) bind(ctx context.Context) (binding, error) {
 			if waited != "" {
 				t.log.Info().Str("consumer", bus.ToolConsumer(t.name)).Msg("tool consumer bound")
 			}
+			t.obs.ToolState(t.name, ToolBound)
 			return b, nil
 		}
 		if ctx.Err() != nil {
@@ -120,6 +124,11 @@ func (t *tool) bind(ctx context.Context) (binding, error) {
 		if what != waited {
 			// Once per thing waited for; a failure at every poll goes to
 			// debug after its first warning.
+			state := ToolUnbound
+			if what == "consumer" {
+				state = ToolWaiting
+			}
+			t.obs.ToolState(t.name, state)
 			switch what {
 			case "bucket":
 				t.log.Info().Str("bucket", bus.ClaimsBucket).Msg("waiting for the claims bucket; the turnstream workers create it when they start")
