@@ -166,7 +166,6 @@ func runStreams(ctx context.Context, o streamsOptions, out io.Writer) error {
 	}
 	cfg := &config.Config{}
 	if o.config != "" {
-		var err error
 		if cfg, err = config.Load(o.config); err != nil {
 			return err
 		}
