@@ -20,12 +20,13 @@ type devOptions struct {
 	store   string
 	latency time.Duration
 	metrics string
+	otlp    string
 }
 
 func newDevCmd() *cobra.Command {
 	var o devOptions
 	cmd := &cobra.Command{
-		Use:   "dev [--config F] [--listen 127.0.0.1:4222] [--metrics-addr :9090]",
+		Use:   "dev [--config F] [--listen 127.0.0.1:4222] [--metrics-addr :9090] [--otlp-endpoint URL]",
 		Short: "run the embedded stack (NATS, mock provider, worker, demo tools) for other clients",
 		Long: `Run the embedded stack (NATS with JetStream, the mock provider unless --config
 names real ones, a worker and the demo tools) until Ctrl-C. The first Ctrl-C
@@ -44,6 +45,7 @@ stop. A second Ctrl-C exits at once.`,
 	f.StringVar(&o.store, "store", "", "JetStream store directory (default: a temporary one, removed on exit)")
 	f.DurationVar(&o.latency, "latency", 15*time.Millisecond, "mock provider delay per streamed chunk")
 	addMetricsFlag(f, &o.metrics)
+	addTraceFlag(f, &o.otlp)
 	return cmd
 }
 
@@ -63,7 +65,12 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) error {
 		return err
 	}
 	defer srv.Close()
-	st, err := stack.Start(ctx, stack.Options{Listen: o.listen, StoreDir: o.store, Config: cfg, MockLatency: o.latency, Log: log, Metrics: srv.Metrics()})
+	tp, err := startTracing(ctx, o.otlp, "turnstream-dev", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(ctx, tp, log)
+	st, err := stack.Start(ctx, stack.Options{TracerProvider: tp.TracerProvider(), Listen: o.listen, StoreDir: o.store, Config: cfg, MockLatency: o.latency, Log: log, Metrics: srv.Metrics()})
 	if err != nil {
 		return err
 	}

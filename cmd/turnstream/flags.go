@@ -6,6 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
+
 	"github.com/turnstream/turnstream/internal/logging"
 )
 

@@ -36,12 +36,13 @@ type toolsOptions struct {
 	demoSet   bool // --demo was given: otherwise it is on without MCP servers
 	list      bool
 	metrics   string
+	otlp      string
 }
 
 func newToolsCmd() *cobra.Command {
 	var o toolsOptions
 	cmd := &cobra.Command{
-		Use:   "tools [--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list] [--metrics-addr :9090]",
+		Use:   "tools [--nats-url URL] [--inbox-prefix P] [--mcp SOURCE]... [--mcp-config FILE] [--demo] [--list] [--metrics-addr :9090] [--otlp-endpoint URL]",
 		Short: "serve the demo tools, or the tools of MCP servers (--mcp), against a NATS server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -59,6 +60,7 @@ func newToolsCmd() *cobra.Command {
 	f.BoolVar(&o.demo, "demo", false, "serve the demo tools get_time and calculate (default: when no MCP server is given)")
 	f.BoolVar(&o.list, "list", false, "print the definitions of the tools served, a JSON array for submit --tools, and exit")
 	addMetricsFlag(f, &o.metrics)
+	addTraceFlag(f, &o.otlp)
 	return cmd
 }
 
@@ -112,6 +114,11 @@ func runTools(ctx context.Context, o toolsOptions, out io.Writer) error {
 		return err
 	}
 	defer srv.Close()
+	tp, err := startTracing(ctx, o.otlp, "turnstream-tools", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(ctx, tp, log)
 	nc, err := o.conn.connect(o.conn.URL(), "turnstream tools", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
@@ -127,6 +134,9 @@ func runTools(ctx context.Context, o toolsOptions, out io.Writer) error {
 	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(o.prefix), toolworker.WithObserver(bound)}
 	if m := srv.Metrics(); m != nil {
 		opts = append(opts, toolworker.WithObserver(m.Tools()))
+	}
+	if tp.On() {
+		opts = append(opts, toolworker.WithTracerProvider(tp.TracerProvider()))
 	}
 	if len(idempotent) > 0 {
 		opts = append(opts, toolworker.WithIdempotent(idempotent...))

@@ -18,12 +18,13 @@ type workerOptions struct {
 	conn    *natsFlags
 	config  string
 	metrics string
+	otlp    string
 }
 
 func newWorkerCmd() *cobra.Command {
 	var o workerOptions
 	cmd := &cobra.Command{
-		Use:   "worker --config F [--nats-url URL] [--metrics-addr :9090]",
+		Use:   "worker --config F [--nats-url URL] [--metrics-addr :9090] [--otlp-endpoint URL]",
 		Short: "run a production worker against a NATS server",
 		Long: `Run a production worker against a NATS server. The first SIGINT or SIGTERM
 drains it (it stops fetching and gives running turns worker.drain_timeout to
@@ -38,6 +39,7 @@ finish, handing the rest back); a second one exits at once.`,
 	o.conn = addNATSFlags(f, natsURLConfigUsage)
 	f.StringVar(&o.config, "config", "", "worker config file (required)")
 	addMetricsFlag(f, &o.metrics)
+	addTraceFlag(f, &o.otlp)
 	return cmd
 }
 
@@ -58,12 +60,17 @@ func runWorker(ctx context.Context, o workerOptions) error {
 		return err
 	}
 	defer srv.Close()
+	tp, err := startTracing(ctx, o.otlp, "turnstream-worker", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(ctx, tp, log)
 	nc, err := o.conn.connect(o.conn.URLWith(cfg), "turnstream worker", nats.MaxReconnects(-1))
 	if err != nil {
 		return err
 	}
 	defer nc.Drain() //nolint:errcheck // closing anyway
-	w, err := worker.New(ctx, worker.Options{Conn: nc, Config: cfg, Log: log, HTTPClient: &http.Client{}, Metrics: srv.Metrics()})
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Config: cfg, Log: log, HTTPClient: &http.Client{}, Metrics: srv.Metrics(), TracerProvider: tp.TracerProvider()})
 	if err != nil {
 		return err
 	}

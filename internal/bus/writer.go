@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -288,6 +289,8 @@ func (w *TurnWriter) Dispatch(ctx context.Context, call *wire.ToolCall) error {
 	if err != nil {
 		return err
 	}
+	// The call's span (the turn loop's) is the tool worker's parent.
+	tracing.Inject(ctx, msg.Header)
 	_, err = w.js.PublishMsg(ctx, msg, jetstream.WithMsgID("tool:"+call.SessionID+":"+call.TurnID+":"+call.CallID))
 	if err != nil {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) {

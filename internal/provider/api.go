@@ -19,6 +19,10 @@ type API struct {
 	Name string
 	// Doc is one sentence on the API for the config schema.
 	Doc string
+	// System is the API's GenAI system in traces (gen_ai.system and
+	// gen_ai.provider.name of the OpenTelemetry semantic conventions):
+	// the API's maker, such as "openai", whoever serves it.
+	System string
 	// Capabilities are the defaults; config may override them per provider
 	// and per model.
 	Capabilities Capabilities

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
@@ -50,7 +51,11 @@ type Options struct {
 	// Metrics, when set, counts what the worker and the tool worker do
 	// (worker.Options.Metrics, toolworker.WithObserver). Default nil.
 	Metrics *metrics.Set
-	Log     zerolog.Logger
+	// TracerProvider, when set, traces the worker's turns and the tool
+	// worker's calls (worker.Options.TracerProvider,
+	// toolworker.WithTracerProvider). Default nil.
+	TracerProvider trace.TracerProvider
+	Log            zerolog.Logger
 }
 
 // Stack is a running all-in-one turnstream.
@@ -124,7 +129,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: s.http, NewAdapter: o.NewAdapter, Clock: o.Clock, Metrics: o.Metrics})
+	w, err := worker.New(ctx, worker.Options{Conn: wconn, Config: cfg, Log: o.Log, HTTPClient: s.http, NewAdapter: o.NewAdapter, Clock: o.Clock, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +150,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	bound := ops.NewTools(slices.Collect(maps.Keys(tools))...)
 	s.ready = ops.All(w.Ready, func() error { return ops.Connected(tconn) }, bound.Ready)
 	toolOpts = append(toolOpts, toolworker.WithObserver(bound))
+	if o.TracerProvider != nil {
+		toolOpts = append(toolOpts, toolworker.WithTracerProvider(o.TracerProvider))
+	}
 	if o.Metrics != nil {
 		toolOpts = append(toolOpts, toolworker.WithObserver(o.Metrics.Tools()))
 	}

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/turnstream/turnstream/internal/calltoken"
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -68,6 +70,17 @@ type Loop struct {
 	// Probe, when set, is called at each probe point a delivery passes
 	// (ProbePoints): crash tests stop the process there. nil in production.
 	Probe func(point string)
+	// Tracer traces each delivery, step and tool call (internal/tracing
+	// names the spans; the provider attempts are the executor's). nil
+	// traces nothing.
+	Tracer trace.Tracer
+}
+
+func (l *Loop) tracer() trace.Tracer {
+	if l.Tracer == nil {
+		return tracing.Tracer(nil)
+	}
+	return l.Tracer
 }
 
 // HistoryOptions tune prompt assembly.
@@ -195,6 +208,9 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	st := history.StateOf(in.Log, req.TurnID)
 	resumed := st.Start < len(in.Log)
 	r.endTail(st)
+	ctx, span := l.tracer().Start(ctx, tracing.SpanTurn, trace.WithAttributes(tracing.Turn(req.SessionID, req.TurnID, in.Delivery, resumed)...))
+	var out Outcome
+	defer func() { endSpan(span, out) }()
 	r.emit(0, 0, wire.TurnAccepted{
 		Resumed: resumed, Delivery: in.Delivery, InputMessages: len(req.Input), Tools: len(req.Tools),
 		MaxIterations: r.budgets.MaxIterations, MaxToolCalls: r.budgets.MaxToolCalls,
@@ -202,7 +218,7 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	})
 	ctx, cancel := context.WithDeadlineCause(ctx, r.started.Add(r.budgets.WallClock), errWallClock)
 	defer cancel()
-	out := r.drive(ctx, st.Inputs)
+	out = r.drive(ctx, st.Inputs)
 	if out.Err != nil {
 		// Nothing of the delivery stays in flight once it is handed back
 		// (the delivery already failed: what else failed is only logged).
@@ -217,9 +233,11 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 // panic, a record too large for the server) with turn.failed and reason.
 // Calls the session log left without a result get an explicit one first,
 // so the next turn finds a valid conversation.
-func (l *Loop) Abort(ctx context.Context, in Input, reason string) Outcome {
+func (l *Loop) Abort(ctx context.Context, in Input, reason string) (out Outcome) {
 	r := l.newRun(in)
 	st := history.StateOf(r.msgs, r.req.TurnID)
+	ctx, span := l.tracer().Start(ctx, tracing.SpanTurn, trace.WithAttributes(tracing.Turn(r.req.SessionID, r.req.TurnID, in.Delivery, true)...))
+	defer func() { endSpan(span, out) }()
 	if pending := st.Pending(); len(pending) > 0 {
 		why := "not completed: the turn failed (" + reason + ")"
 		if reason == ReasonCancelled {
@@ -230,6 +248,22 @@ func (l *Loop) Abort(ctx context.Context, in Input, reason string) Outcome {
 		}
 	}
 	return r.fail(ctx, st.Steps, wire.TurnFailed{Reason: wire.FailReason(reason)})
+}
+
+// endSpan ends a delivery's or a step's span with its outcome: failed
+// with the turn's reason, or handed back (the delivery's error, named by
+// its type only).
+func endSpan(span trace.Span, out Outcome) {
+	switch {
+	case out.Err != nil:
+		tracing.End(span, true, "handed_back", tracing.KeyOutcome.String("handed_back"))
+	case out.Status == wire.EventTurnFailed:
+		tracing.End(span, true, out.Reason, tracing.KeyOutcome.String("failed"), tracing.KeyReason.String(out.Reason))
+	case out.Status != "":
+		tracing.End(span, false, "", tracing.KeyOutcome.String("completed"))
+	default:
+		tracing.End(span, false, "")
+	}
 }
 
 // newRun prepares the state of one delivery.

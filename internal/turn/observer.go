@@ -37,6 +37,10 @@ func (o *stepObserver) Step() int { return o.step }
 // route): validated against the config, so a bounded label.
 func (o *stepObserver) Route() string { return o.r.req.Route }
 
+// Attempt is the number the step's chunks give the execution's attempt n
+// (a resumed or retried step continues the numbering).
+func (o *stepObserver) Attempt(n int) int { return n + o.base }
+
 func (o *stepObserver) Frame(attempt int, target provider.Target, f provider.Frame) error {
 	attempt += o.base
 	if attempt != o.attempt {

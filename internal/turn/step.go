@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/turnstream/turnstream/internal/assemble"
 	"github.com/turnstream/turnstream/internal/continuation"
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -67,8 +70,10 @@ func decide(r *assemble.Response) decision {
 // step runs one provider step: the call, at most one in-step retry the
 // finish table asks for, and the persisted outcome. It returns done when
 // the turn ended.
-func (r *run) step(ctx context.Context, st history.TurnState) (Outcome, bool) {
+func (r *run) step(ctx context.Context, st history.TurnState) (out Outcome, done bool) {
 	step := st.Steps + 1
+	ctx, span := r.loop.tracer().Start(ctx, tracing.SpanStep, trace.WithAttributes(tracing.KeyStep.Int(step)))
+	defer func() { endSpan(span, out) }()
 	chain, err := r.loop.Routes.Chain(r.req.Route)
 	if err != nil {
 		return r.fail(ctx, step, wire.TurnFailed{Reason: wire.FailProvider, Class: wire.ClassNoRoute}), true

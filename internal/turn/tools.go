@@ -8,10 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/turnstream/turnstream/internal/calltoken"
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/history"
 	"github.com/turnstream/turnstream/internal/redact"
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -117,13 +121,35 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	}
 	names := make(map[string]string, len(calls))
 	sent := make(map[string]time.Time, len(calls))
+	// Each call's span lasts from its dispatch to its result; its context
+	// goes to the tool worker in the call's headers. Whatever ends the
+	// wait early ends the spans still open.
+	spans := make(map[string]trace.Span, len(calls)+len(awaitOnly))
+	defer func() {
+		for _, span := range spans {
+			tracing.End(span, true, "interrupted", tracing.KeyOutcome.String("interrupted"))
+		}
+	}()
+	startSpan := func(c wire.Call, awaited bool) context.Context {
+		sctx, span := r.loop.tracer().Start(ctx, tracing.SpanToolCall+" "+c.Name, trace.WithSpanKind(trace.SpanKindProducer),
+			trace.WithAttributes(tracing.ToolCall(r.req.SessionID, r.req.TurnID, step, c.Name, c.ID)...),
+			trace.WithAttributes(attribute.Bool("turnstream.await_only", awaited)))
+		spans[c.ID] = span
+		return sctx
+	}
+	endCall := func(id string, failed bool, outcome string) {
+		if span, ok := spans[id]; ok {
+			delete(spans, id)
+			tracing.End(span, failed, outcome, tracing.KeyOutcome.String(outcome), tracing.KeyIsError.Bool(failed))
+		}
+	}
 	for _, c := range calls {
 		tc := &wire.ToolCall{
 			SessionID: r.req.SessionID, TurnID: r.req.TurnID, Step: step,
 			CallID: c.ID, Name: c.Name, Arguments: r.arguments(c), Deadline: deadline,
 			Token: r.loop.CallKey.Sign(r.req.SessionID, r.req.TurnID, c.ID, c.Name),
 		}
-		if err := r.dispatch(ctx, tc, deadline); err != nil {
+		if err := r.dispatch(startSpan(c, false), tc, deadline); err != nil {
 			return err
 		}
 		r.loop.probe(ProbeDispatched)
@@ -134,6 +160,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 	for _, c := range awaitOnly {
 		names[c.ID] = c.Name
 		sent[c.ID] = r.loop.now()
+		startSpan(c, true)
 	}
 	calls = append(calls, awaitOnly...)
 
@@ -193,6 +220,11 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 			return err
 		}
 		results[res.CallID] = m
+		outcome := "ok"
+		if res.IsError {
+			outcome = "error"
+		}
+		endCall(res.CallID, res.IsError, outcome)
 		r.emit(step, 0, wire.ToolResultEvent{
 			ToolCallRef: wire.ToolCallRef{Tool: token(name), CallID: res.CallID}, IsError: res.IsError,
 			DurationMS:      ms(r.loop.now().Sub(sent[res.CallID])),
@@ -209,6 +241,7 @@ func (r *run) dispatchAndAwait(ctx context.Context, st history.TurnState, calls,
 		}
 		results[c.ID] = &wire.Message{Step: step, Role: wire.RoleTool, ToolCallID: c.ID, IsError: true, Synthesized: true,
 			Content: "error: the tool did not return a result before its deadline; it may not have run"}
+		endCall(c.ID, true, string(wire.RepairDeadlineExceeded))
 		r.emit(step, 0, wire.ToolRepaired{ToolCallRef: wire.ToolCallRef{Tool: token(c.Name), CallID: c.ID}, Reason: wire.RepairDeadlineExceeded})
 	}
 	return nil

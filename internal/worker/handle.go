@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -35,6 +36,7 @@ type delivery interface {
 // (turn.Lifecycle); the worker decodes it, keeps it alive with heartbeats
 // and makes the one ack decision.
 func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
+	ctx = tracing.Extract(ctx, msg.Headers()) // the client's span, if it sent one
 	meta, err := msg.Metadata()
 	if err != nil {
 		w.log.Error().Err(err).Msg("delivery without metadata; terminating it")

@@ -13,11 +13,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/metrics"
 	"github.com/turnstream/turnstream/internal/provider"
+	"github.com/turnstream/turnstream/internal/provider/apis"
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/internal/turn"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
@@ -46,6 +49,10 @@ type Options struct {
 	// Metrics, when set, counts the worker's turns, deliveries, provider
 	// calls and publish acks (internal/metrics). Default nil: none.
 	Metrics *metrics.Set
+	// TracerProvider, when set, traces each delivery, step, provider
+	// attempt and tool call (internal/tracing), and carries the trace
+	// context to tool workers in the calls' headers. Default nil: none.
+	TracerProvider trace.TracerProvider
 }
 
 // AdapterFunc builds the adapter of a configured provider.
@@ -166,6 +173,11 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if o.Metrics != nil {
 		exec = o.Metrics.Executor(exec)
 	}
+	var tracer trace.Tracer
+	if o.TracerProvider != nil {
+		tracer = tracing.Tracer(o.TracerProvider)
+		exec = tracing.NewExecutor(tracer, exec, systems(cfg))
+	}
 	w.loop = &turn.Loop{
 		Exec:    exec,
 		Routes:  routes,
@@ -183,8 +195,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 			MaxBytes:        cfg.Limits.ToolResult.MaxBytes,
 			KeepCredentials: !cfg.Limits.ToolResult.Redacts(),
 		},
-		Log:   o.Log,
-		Probe: o.Probe,
+		Log:    o.Log,
+		Probe:  o.Probe,
+		Tracer: tracer,
 	}
 	w.turns = &turn.Lifecycle{
 		Loop:          w.loop,
@@ -298,6 +311,18 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.log.Info().Msg("worker stopped")
 	return nil
+}
+
+// systems names each configured provider's GenAI system, its API's, for
+// the attempts' spans.
+func systems(cfg *config.Config) func(provider string) string {
+	m := make(map[string]string, len(cfg.Providers))
+	for _, p := range cfg.Providers {
+		if api, ok := apis.Lookup(string(p.API)); ok {
+			m[p.Name] = api.System
+		}
+	}
+	return func(provider string) string { return m[provider] }
 }
 
 func sleep(ctx context.Context, d time.Duration) {

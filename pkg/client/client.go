@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/turnstream/turnstream/internal/directget"
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -97,6 +98,8 @@ func (c *Client) Submit(ctx context.Context, req wire.TurnRequest) (*Turn, error
 		Data:    data,
 		Header:  nats.Header{wire.HeaderContentType: {c.codec.ContentType()}},
 	}
+	// The caller's span, if any, is the parent of the turn's.
+	tracing.Inject(ctx, m.Header)
 	ack, err := c.js.PublishMsg(ctx, m, jetstream.WithMsgID(MsgID(req.SessionID, req.TurnID)))
 	if err != nil {
 		t.Close()

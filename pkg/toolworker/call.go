@@ -13,8 +13,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -125,7 +127,12 @@ func term(reason string) settlement       { return settlement{kind: settleTerm, 
 // to the observers.
 func (t *tool) handle(runCtx context.Context, m message, b binding) {
 	start := time.Now()
-	outcome := t.handleCall(runCtx, m, b)
+	ctx, span := t.tracer.Start(tracing.Extract(runCtx, m.Headers()), tracing.SpanExecuteTool+" "+t.name,
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(tracing.KeyOperation.String(tracing.OpExecuteTool), tracing.KeyToolName.String(t.name)))
+	outcome := t.handleCall(ctx, m, b)
+	tracing.End(span, outcome != CallOK && outcome != CallReplayed && outcome != CallRetry, string(outcome),
+		tracing.KeyOutcome.String(string(outcome)))
 	t.obs.CallDone(t.name, outcome, time.Since(start))
 }
 
@@ -158,6 +165,7 @@ func (t *tool) handleCall(runCtx context.Context, m message, b binding) CallOutc
 	log = log.With().
 		Str("session_id", call.SessionID).Str("turn_id", call.TurnID).
 		Int("step", call.Step).Str("call_id", call.CallID).Logger()
+	trace.SpanFromContext(runCtx).SetAttributes(tracing.ToolCall(call.SessionID, call.TurnID, call.Step, call.Name, call.CallID)...)
 	if !time.Now().Before(call.Deadline) {
 		return t.term(log, m, termExpired, nil)
 	}
@@ -496,6 +504,7 @@ func (t *tool) publish(ctx context.Context, d *delivery, res wire.ToolResult, fr
 		d.log.Error().Err(err).Msg("encoding the result failed")
 		return nakAfter(publishRetryDelay)
 	}
+	tracing.Inject(ctx, out.Header)
 	pctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	ack, err := t.js.PublishMsg(pctx, out, jetstream.WithMsgID(resultMsgID(res)))

@@ -85,6 +85,13 @@
 // turnstream_tool_calls_total and turns ready once every tool is bound or
 // waiting for its consumer.
 //
+// WithTracerProvider traces each delivered call as an OpenTelemetry span,
+// "execute_tool <tool>", the child of the turn worker's span of the call:
+// the call's message headers carry its W3C trace context (traceparent),
+// and the result's carry the tool worker's. The handler's context holds
+// the span. Its attributes name the tool, the call id, the session, the
+// turn and the outcome, never arguments or results.
+//
 // Logs: Info for what a healthy tool worker does (a call answered, a
 // call left to its live claimer, a hand-back at shutdown), Warn for what
 // redelivery repairs (a claim or result write that failed, an invalid

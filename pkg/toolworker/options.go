@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/turnstream/turnstream/internal/tracing"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -29,6 +31,8 @@ type options struct {
 	idempotent map[string]bool
 	// observers see tool states and call outcomes. Default: none.
 	observers observers
+	// tracer traces each delivered call. Default: a no-op tracer.
+	tracer trace.Tracer
 }
 
 func defaultOptions() options {
@@ -38,6 +42,7 @@ func defaultOptions() options {
 		logger:       zerolog.Nop(),
 		drainTimeout: 10 * time.Second,
 		idempotent:   map[string]bool{},
+		tracer:       tracing.Tracer(nil),
 	}
 }
 
@@ -127,6 +132,22 @@ func WithObserver(o Observer) Option {
 			return fmt.Errorf("%w: nil observer", ErrInvalidOption)
 		}
 		opts.observers = append(opts.observers, o)
+		return nil
+	}
+}
+
+// WithTracerProvider traces each delivered call as an "execute_tool
+// <tool>" span (OpenTelemetry GenAI conventions: the tool's name and the
+// call's id, the session and turn, the outcome; never arguments or
+// results), a child of the turn worker's span of the call, whose context
+// the call's headers carry (W3C traceparent). The handler's context holds
+// the span, so the handler's own spans nest under it. Default: no spans.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) error {
+		if tp == nil {
+			return fmt.Errorf("%w: nil tracer provider", ErrInvalidOption)
+		}
+		o.tracer = tracing.Tracer(tp)
 		return nil
 	}
 }

@@ -110,6 +110,7 @@ func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Hand
 			slots:      make(chan struct{}, o.concurrency),
 			inflight:   &inflight,
 			obs:        o.observers,
+			tracer:     o.tracer,
 		}
 		loops.Go(func() {
 			if err := t.serve(stopCtx, runCtx); err != nil {

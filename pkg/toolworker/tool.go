@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/turnstream/turnstream/internal/bus"
 	"github.com/turnstream/turnstream/pkg/wire"
@@ -47,6 +48,8 @@ type tool struct {
 	inflight *sync.WaitGroup
 	// obs sees the binding's states and the calls' outcomes.
 	obs observers
+	// tracer traces each delivered call.
+	tracer trace.Tracer
 }
 
 // serve binds the tool's consumer and fetches calls until ctx is done,

@@ -26,6 +26,7 @@ const EchoName = "thinking"
 // request carries the history it continues.
 var API = provider.API{
 	Name:         "anthropic_messages",
+	System:       "anthropic",
 	Doc:          "Anthropic's Messages API: tool_use and tool_result blocks, extended thinking (thinking_budget) replayed with its signatures to the same model, max_tokens per request.",
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true},
 	Continuation: provider.ContinueTurnLocal,

@@ -25,6 +25,7 @@ type Options = provider.AdapterOptions
 // is replayed.
 var API = provider.API{
 	Name:         "deepseek_chat_completions",
+	System:       "deepseek",
 	Doc:          "Chat Completions in DeepSeek's dialect: reasoning_content is echoed on replayed tool-call turns.",
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, ReasoningEcho: true},
 	Continuation: provider.ContinueReplay,

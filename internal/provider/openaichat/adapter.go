@@ -26,6 +26,7 @@ type Options = provider.AdapterOptions
 // API describes Chat Completions.
 var API = provider.API{
 	Name:         "openai_chat_completions",
+	System:       "openai",
 	Doc:          "Chat Completions, as OpenAI and any OpenAI-compatible server speak it.",
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true, StructuredOutput: true},
 	Continuation: provider.ContinueReplay,

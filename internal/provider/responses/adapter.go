@@ -26,6 +26,7 @@ type Options = provider.AdapterOptions
 // API describes the Responses API.
 var API = provider.API{
 	Name:         "openai_responses",
+	System:       "openai",
 	Doc:          "OpenAI's Responses API: streamed or not, with a durable cursor (previous_response_id) when the provider stores responses.",
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, StatefulContinuation: true, StructuredOutput: true},
 	Continuation: provider.ContinueDurableCursor,

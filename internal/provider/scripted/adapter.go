@@ -31,6 +31,7 @@ var _ provider.Adapter = (*Adapter)(nil)
 // cannot name it (API.New is nil) and it is built from a Script.
 var API = provider.API{
 	Name:         "scripted",
+	System:       "turnstream.scripted",
 	Doc:          "Replays recorded provider calls.",
 	Capabilities: provider.Capabilities{Text: true, Streaming: true, Tools: true, NativeToolHistory: true},
 	Continuation: provider.ContinueReplay,
