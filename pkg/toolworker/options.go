@@ -29,6 +29,9 @@ type options struct {
 	idempotent map[string]bool
 	// observers see tool states and call outcomes. Default: none.
 	observers observers
+	// service configures the turnstream-tools NATS service
+	// (WithDiscovery, WithVersion). Default: registered.
+	service serviceOptions
 }
 
 func defaultOptions() options {
