@@ -18,6 +18,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
+	"github.com/turnstream/turnstream/internal/discovery"
 	"github.com/turnstream/turnstream/internal/embedded"
 	"github.com/turnstream/turnstream/internal/metrics"
 	"github.com/turnstream/turnstream/internal/mockllm"
@@ -25,6 +26,7 @@ import (
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // Options configure a Stack.
@@ -50,6 +52,9 @@ type Options struct {
 	// Metrics, when set, counts what the worker and the tool worker do
 	// (worker.Options.Metrics, toolworker.WithObserver). Default nil.
 	Metrics *metrics.Set
+	// Version is the version the worker's and the tool worker's NATS
+	// services announce (internal/discovery). Default: the build info's.
+	Version string
 	Log     zerolog.Logger
 }
 
@@ -129,9 +134,20 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.ready = w.Ready
-	s.goRun(&s.worker, "worker", func() error { return w.Run(workerCtx) })
+	wsvc, err := discovery.Worker(wconn, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
+		Version: o.Version, Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: o.Log})
+	if err != nil {
+		o.Log.Warn().Err(err).Msg("worker not registered as a NATS service; running anyway")
+	}
+	s.goRun(&s.worker, "worker", func() error {
+		defer wsvc.Stop() //nolint:errcheck // nil when not registered
+		return w.Run(workerCtx)
+	})
 
 	tools, toolOpts := o.Tools, []toolworker.Option{toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix)}
+	if o.Version != "" {
+		toolOpts = append(toolOpts, toolworker.WithVersion(o.Version))
+	}
 	if tools == nil {
 		tools, toolOpts = demotools.Handlers(), append(toolOpts, toolworker.WithIdempotent(demotools.Idempotent()...))
 	}
