@@ -136,3 +136,81 @@ func shellQuote(args []string) string {
 	}
 	return strings.Join(q, " ")
 }
+
+// The deploy README's fleet commands, run as the operator (with its
+// connection flags): the NATS services of the workers and tool workers.
+var fleetSteps = struct{ ls, info, stats, config []string }{
+	ls:     []string{"micro", "ls"},
+	info:   []string{"micro", "info", "turnstream-worker"},
+	stats:  []string{"micro", "stats", "turnstream-tools"},
+	config: []string{"req", "turn.svc.worker.config", "{}"},
+}
+
+// TestNATSCLISeesTheFleet runs deploy/README.md's `nats micro` commands
+// under the shipped permissions: the operator sees the worker and the tool
+// worker, their endpoints and stats, and the worker's configuration
+// summary, without the provider's key; a client sees no service.
+func TestNATSCLISeesTheFleet(t *testing.T) {
+	cli := natsCLI(t)
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range [][]string{fleetSteps.ls, fleetSteps.info, fleetSteps.stats, fleetSteps.config} {
+		if line := "nats " + shellQuote(step); !strings.Contains(string(readme), line) {
+			t.Errorf("deploy/README.md does not show the command the test runs:\n%s", line)
+		}
+	}
+
+	setPasswords(t)
+	srv := startServer(t, loadConfig(t, serverConf))
+	stack(t, srv.ClientURL())
+	home := t.TempDir() // no user contexts
+	run := func(user string, args []string) (string, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		conn := []string{"--server", srv.ClientURL(), "--user", user, "--password", password(user), "--inbox-prefix", inbox(user)}
+		cmd := exec.CommandContext(ctx, cli, append(conn, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	// The tool worker registers as Serve starts: wait for both.
+	var out string
+	for deadline := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
+		out, err = run("operator", fleetSteps.ls)
+		if err == nil && strings.Contains(out, "turnstream-worker") && strings.Contains(out, "turnstream-tools") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("operator: nats micro ls = %v; want turnstream-worker and turnstream-tools:\n%s", err, out)
+		}
+	}
+	for _, c := range []struct {
+		step []string
+		want []string
+	}{
+		{fleetSteps.info, []string{"turn.svc.worker.config", "instance:", "prefix: turn"}},
+		{fleetSteps.stats, []string{"turnstream-tools Service Statistics", "config"}},
+		{fleetSteps.config, []string{`"name":"mock"`, `"api_key":"none"`, `"concurrency":64`}},
+	} {
+		out, err := run("operator", c.step)
+		if err != nil {
+			t.Errorf("operator: nats %s: %v\n%s", strings.Join(c.step, " "), err, out)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("operator: nats %s printed no %q:\n%s", strings.Join(c.step, " "), w, out)
+			}
+		}
+	}
+
+	// `nats micro ls` asks $SRV.INFO: the server refuses it to a client.
+	out, err = run("client", fleetSteps.ls)
+	if strings.Contains(out, "turnstream-") || !strings.Contains(out, `Permissions Violation for Publish to "$SRV.INFO"`) {
+		t.Errorf("client: nats micro ls = %v; want the request refused, no service listed:\n%s", err, out)
+	}
+}

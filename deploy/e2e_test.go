@@ -15,6 +15,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
+	"github.com/turnstream/turnstream/internal/discovery"
 	"github.com/turnstream/turnstream/internal/mockllm"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/client"
@@ -23,8 +24,8 @@ import (
 )
 
 // stack runs a worker (as worker) and the demo tool worker (as
-// toolworker) on the server at url until the test ends, and returns their
-// connections.
+// toolworker), each registered as its NATS service, on the server at url
+// until the test ends, and returns their connections.
 func stack(t *testing.T, url string) (wc, tc *conn) {
 	t.Helper()
 	return stackWith(t, url, mockllm.Default(mockllm.DefaultOptions{}))
@@ -67,7 +68,17 @@ func stackWith(t *testing.T, url string, script mockllm.Script) (wc, tc *conn) {
 	if err != nil {
 		t.Fatalf("worker.New() = %v", err)
 	}
-	run(w.Run)
+	// Its NATS service, as `turnstream worker` registers it (the tool
+	// worker's registers itself).
+	svc, err := discovery.Worker(wc.Conn, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
+		Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: log})
+	if err != nil {
+		t.Fatalf("discovery.Worker() = %v", err)
+	}
+	run(func(ctx context.Context) error {
+		defer svc.Stop() //nolint:errcheck // the connection closes next
+		return w.Run(ctx)
+	})
 	tjs, err := jetstream.New(tc.Conn)
 	if err != nil {
 		t.Fatalf("jetstream.New() = %v", err)

@@ -24,7 +24,9 @@ import (
 // its own inbox prefix. In one shared account, a tool worker and an
 // auditor subscribed to _INBOX.> received every reply of the turn: session
 // log records, chunks, the turn request, tool results and the worker's
-// TURN_STATE reads.
+// TURN_STATE reads. An operator asks the fleet's NATS services meanwhile
+// (`nats micro ls`): the tool worker's sniffer sees those requests, which
+// TOOLS exports, and its peers' answers; the others see none of it.
 func TestAccountsKeepRepliesApart(t *testing.T) {
 	setPasswords(t)
 	opts := loadConfig(t, serverConf)
@@ -49,7 +51,11 @@ func TestAccountsKeepRepliesApart(t *testing.T) {
 		"client": append([]string{"turn.live.", inbox("client") + ".", "turn.submit.", "turn.cancel."}, followed...),
 		"toolworker": {inbox("toolworker") + ".", "turn.result.", "$JS.API.CONSUMER.INFO.TURN_TOOLS.", "$JS.API.CONSUMER.MSG.NEXT.TURN_TOOLS.",
 			"$JS.ACK.TURN_TOOLS.", "$KV.TURN_CLAIMS.", "$JS.API.STREAM.INFO.KV_TURN_CLAIMS", "$JS.API.DIRECT.GET.KV_TURN_CLAIMS.",
-			"turn.tool.get_time", "turn.tool.calculate"},
+			"turn.tool.get_time", "turn.tool.calculate",
+			// The operator's requests to the tool workers' NATS services
+			// (TOOLS exports them) and their answers, on the export's
+			// reply subjects.
+			"$SRV.", "turn.svc.tools.", "_R_."},
 		"auditor": {"turn.live.event.", inbox("auditor") + "."},
 	}
 	type seen struct {
@@ -85,6 +91,13 @@ func TestAccountsKeepRepliesApart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("client: Submit() = %v", err)
 	}
+	// The operator asks the fleet's services while the turn runs.
+	op := connect(t, url, "operator")
+	for _, subject := range []string{"$SRV.PING", "$SRV.INFO", "$SRV.STATS", "turn.svc.worker.config", "turn.svc.tools.config"} {
+		if names, seen := services(op, subject); len(names) == 0 {
+			t.Errorf("operator: %s: %s; want answers", subject, seen)
+		}
+	}
 	res, err := turn.Wait(ctxFor(t))
 	if err != nil || res.Terminal.Type != wire.EventTurnCompleted {
 		t.Fatalf("turn = %+v, %v; want completed", res, err)
@@ -108,16 +121,20 @@ func TestAccountsKeepRepliesApart(t *testing.T) {
 			t.Errorf("%s, subscribed to >, received %v; want only %v", user, foreign, may[user])
 		}
 	}
-	// The client sniffer saw the turn live: the test would pass vacuously
-	// if the sniffers received nothing at all.
-	saw := func(user string) int {
+	// The client sniffer saw the turn live, and the tool worker's the
+	// operator's PING: the test would pass vacuously if the sniffers
+	// received nothing at all.
+	saw := func(user, subject string) int {
 		s := sniffed[user]
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.subjects["turn.live.event.sniffed"]
+		return s.subjects[subject]
 	}
-	if saw("client") == 0 || saw("auditor") == 0 {
+	if saw("client", "turn.live.event.sniffed") == 0 || saw("auditor", "turn.live.event.sniffed") == 0 {
 		t.Errorf("the client and auditor sniffers did not see the turn's live events: %v", report)
+	}
+	if saw("toolworker", "$SRV.PING") == 0 {
+		t.Errorf("the tool worker's sniffer did not see the operator's $SRV.PING: %v", report)
 	}
 	t.Log(strings.Join(report, "; "))
 }

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/turnstream/turnstream/internal/bus"
+	"github.com/turnstream/turnstream/internal/discovery"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -169,6 +171,55 @@ func pub(user, subject string) func(*testing.T, *matrix) (bool, string) {
 	return func(_ *testing.T, m *matrix) (bool, string) { return tryPub(m.conn(user), subject, nil) }
 }
 
+// services sends a request on subject as user and returns the names of
+// the NATS services that answered within a moment (as `nats micro ls`
+// gathers them), or why none did.
+func services(c *conn, subject string) ([]string, string) {
+	inbox := c.NewRespInbox()
+	sub, err := c.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer sub.Unsubscribe()
+	if err := c.PublishRequest(subject, inbox, nil); err != nil {
+		return nil, err.Error()
+	}
+	if err := c.FlushTimeout(wait); err != nil {
+		return nil, err.Error()
+	}
+	var names []string
+	for {
+		r, err := sub.NextMsg(500 * time.Millisecond)
+		if err != nil {
+			break
+		}
+		var p struct{ Name string }
+		if json.Unmarshal(r.Data, &p) == nil && p.Name != "" {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) == 0 {
+		if c.errs.violation("Publish", subject) {
+			return nil, "permissions violation"
+		}
+		return nil, "no answer"
+	}
+	slices.Sort(names)
+	return names, "answered by " + strings.Join(names, ", ")
+}
+
+// pingedBy is an attempt of user to PING every NATS service; it takes
+// effect when any answers, and is refused unless exactly want do.
+func pingedBy(user string, want ...string) func(*testing.T, *matrix) (bool, string) {
+	return func(_ *testing.T, m *matrix) (bool, string) {
+		names, seen := services(m.conn(user), "$SRV.PING")
+		if len(want) > 0 && !slices.Equal(names, want) {
+			return false, seen
+		}
+		return len(names) > 0, seen
+	}
+}
+
 // stored reports whether stream holds a record on subject.
 func (m *matrix) stored(t *testing.T, stream, subject string) bool {
 	t.Helper()
@@ -278,6 +329,20 @@ func TestPermissionMatrix(t *testing.T) {
 	}
 	clear(m.wrote)
 
+	// The worker and the tool worker register their NATS services, as
+	// `turnstream worker` and pkg/toolworker.Serve do; every attempt runs
+	// with them answering.
+	for _, r := range []struct{ user, name, role string }{
+		{"worker", discovery.WorkerName, discovery.WorkerRole},
+		{"toolworker", discovery.ToolsName, discovery.ToolsRole},
+	} {
+		svc, err := discovery.Register(m.conn(r.user).Conn, discovery.Spec{Name: r.name, Role: r.role, Config: discovery.ToolsConfig{Prefix: "turn"}})
+		if err != nil {
+			t.Fatalf("%s: register the %s service: %v", r.user, r.name, err)
+		}
+		t.Cleanup(func() { svc.Stop() }) //nolint:errcheck // the server stops next
+	}
+
 	attempts := slices.Concat(workerAttempts(), clientAttempts(), toolworkerAttempts(), auditorAttempts(), operatorAttempts())
 
 	type tally struct{ attempts, allowed, denied int }
@@ -354,6 +419,11 @@ func workerAttempts() []attempt {
 		{u, "subscribe to every inbox", denied, sub(u, "_INBOX.>")},
 		{u, "subscribe to the operator's inbox", denied, sub(u, "_INBOX_operator.>")},
 		{u, "subscribe to the answers of imported requests", denied, sub(u, "_R_.>")},
+
+		// Its NATS service: it answers (see the operator's PING), it does
+		// not ask.
+		{u, "subscribe to the tool workers' service", denied, sub(u, "$SRV.INFO.turnstream-tools")},
+		{u, "PING the services", denied, pingedBy(u)},
 	}
 }
 
@@ -457,6 +527,16 @@ func clientAttempts() []attempt {
 	} {
 		cases = append(cases, attempt{u, r.what, denied, jsAPI(u, r.subject, r.body)})
 	}
+	// The fleet's NATS services are the operators'.
+	cases = append(cases,
+		attempt{u, "PING the services", denied, pingedBy(u)},
+		attempt{u, "INFO of the workers' service", denied, jsAPI(u, "$SRV.INFO.turnstream-worker", "")},
+		attempt{u, "STATS of the tool workers' service", denied, jsAPI(u, "$SRV.STATS.turnstream-tools", "")},
+		attempt{u, "the workers' configuration summary", denied, jsAPI(u, "turn.svc.worker.config", "")},
+		attempt{u, "the tool workers' configuration summary", denied, jsAPI(u, "turn.svc.tools.config", "")},
+		attempt{u, "subscribe to the services' PING", denied, sub(u, "$SRV.PING")},
+		attempt{u, "subscribe to the services' config endpoints", denied, sub(u, "turn.svc.>")},
+	)
 	// A request's reply subject is the requester's to choose: through the
 	// imports, the answer stays in the client's account.
 	return append(cases,
@@ -551,6 +631,13 @@ func toolworkerAttempts() []attempt {
 		{u, "subscribe to every inbox", denied, sub(u, "_INBOX.>")},
 		{u, "subscribe to the client's inbox", denied, sub(u, "_INBOX_client.>")},
 		{u, "subscribe to everything", denied, sub(u, ">")},
+
+		// Its NATS service: it answers (see the operator's PING), it does
+		// not ask.
+		{u, "subscribe to the workers' service", denied, sub(u, "$SRV.INFO.turnstream-worker")},
+		{u, "subscribe to the workers' config endpoint", denied, sub(u, "turn.svc.worker.config")},
+		{u, "PING the services", denied, pingedBy(u)},
+		{u, "the workers' configuration summary", denied, jsAPI(u, "turn.svc.worker.config", "")},
 	}
 	for _, s := range []string{"turn.tool.>", "turn.result.>", "turn.live.>", "turn.message.>", "turn.raw.>"} {
 		cases = append(cases, attempt{u, "subscribe to " + s, denied, sub(u, s)})
@@ -623,7 +710,10 @@ func auditorAttempts() []attempt {
 	for _, s := range []string{"turn.submit.m", "turn.cancel.m", "turn.message.m", "turn.event.m", "turn.result.m"} {
 		cases = append(cases, attempt{u, "publish " + s, denied, pub(u, s)})
 	}
-	return cases
+	return append(cases,
+		attempt{u, "PING the services", denied, pingedBy(u)},
+		attempt{u, "the workers' configuration summary", denied, jsAPI(u, "turn.svc.worker.config", "")},
+	)
 }
 
 // operatorAttempts: operators reach what no other role does.
@@ -632,6 +722,13 @@ func operatorAttempts() []attempt {
 	return []attempt{
 		{u, "read the raw provider frames", allowed, jsAPI(u, "$JS.API.DIRECT.GET.TURN_RAW", `{"seq":1}`)},
 		{u, "stream info of TURN_STATE", allowed, jsAPI(u, "$JS.API.STREAM.INFO.KV_TURN_STATE", "")},
+		// `nats micro ls`: the workers answer in TURNSTREAM, the tool
+		// workers through TOOLS's export.
+		{u, "PING the services, answered by the worker and the tool worker", allowed, pingedBy(u, "turnstream-tools", "turnstream-worker")},
+		{u, "INFO of the tool workers' service", allowed, jsAPI(u, "$SRV.INFO.turnstream-tools", "")},
+		{u, "STATS of the workers' service", allowed, jsAPI(u, "$SRV.STATS.turnstream-worker", "")},
+		{u, "the workers' configuration summary", allowed, jsAPI(u, "turn.svc.worker.config", "")},
+		{u, "the tool workers' configuration summary", allowed, jsAPI(u, "turn.svc.tools.config", "")},
 	}
 }
 

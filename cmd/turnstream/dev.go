@@ -70,7 +70,7 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) error {
 		return err
 	}
 	defer stopTracing(ctx, tp, log)
-	st, err := stack.Start(ctx, stack.Options{TracerProvider: tp.TracerProvider(), Listen: o.listen, StoreDir: o.store, Config: cfg, MockLatency: o.latency, Log: log, Metrics: srv.Metrics()})
+	st, err := stack.Start(ctx, stack.Options{TracerProvider: tp.TracerProvider(), Listen: o.listen, StoreDir: o.store, Config: cfg, MockLatency: o.latency, Log: log, Metrics: srv.Metrics(), Version: versionString()})
 	if err != nil {
 		return err
 	}

@@ -131,7 +131,7 @@ func runTools(ctx context.Context, o toolsOptions, out io.Writer) error {
 	names := slices.Sorted(maps.Keys(handlers))
 	bound := ops.NewTools(names...)
 	srv.setReady(ops.All(func() error { return ops.Connected(nc) }, bound.Ready))
-	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(o.prefix), toolworker.WithObserver(bound)}
+	opts := []toolworker.Option{toolworker.WithLogger(log), toolworker.WithPrefix(o.prefix), toolworker.WithObserver(bound), toolworker.WithVersion(versionString())}
 	if m := srv.Metrics(); m != nil {
 		opts = append(opts, toolworker.WithObserver(m.Tools()))
 	}

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	buildversion "github.com/turnstream/turnstream/internal/version"
 )
 
 // version is the release this binary is, set at build time:
@@ -17,35 +18,8 @@ var version string
 
 // versionString is version, else the module version the build info holds
 // (`go install ...@v1.2.3`), else "devel" with the VCS revision the build
-// stamped, if any.
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	v := "devel"
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
-			}
-		}
-	}
-	if rev != "" {
-		v += "-" + rev[:min(12, len(rev))] + dirty
-	}
-	return v
-}
+// stamped, if any (internal/version).
+func versionString() string { return buildversion.String(version) }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{

@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstream/turnstream/internal/config"
+	"github.com/turnstream/turnstream/internal/discovery"
 	"github.com/turnstream/turnstream/internal/worker"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // workerOptions are the flags of `turnstream worker`.
@@ -75,5 +77,11 @@ func runWorker(ctx context.Context, o workerOptions) error {
 		return err
 	}
 	srv.setReady(w.Ready)
+	svc, err := discovery.Worker(nc, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
+		Version: versionString(), Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: log})
+	if err != nil {
+		log.Warn().Err(err).Msg("not registered as a NATS service; running anyway")
+	}
+	defer svc.Stop() //nolint:errcheck // before the connection drains; nil when not registered
 	return w.Run(ctx)
 }

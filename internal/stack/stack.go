@@ -19,6 +19,7 @@ import (
 
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/demotools"
+	"github.com/turnstream/turnstream/internal/discovery"
 	"github.com/turnstream/turnstream/internal/embedded"
 	"github.com/turnstream/turnstream/internal/metrics"
 	"github.com/turnstream/turnstream/internal/mockllm"
@@ -26,6 +27,7 @@ import (
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // Options configure a Stack.
@@ -55,7 +57,10 @@ type Options struct {
 	// worker's calls (worker.Options.TracerProvider,
 	// toolworker.WithTracerProvider). Default nil.
 	TracerProvider trace.TracerProvider
-	Log            zerolog.Logger
+	// Version is the version the worker's and the tool worker's NATS
+	// services announce (internal/discovery). Default: the build info's.
+	Version string
+	Log     zerolog.Logger
 }
 
 // Stack is a running all-in-one turnstream.
@@ -134,9 +139,20 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.ready = w.Ready
-	s.goRun(&s.worker, "worker", func() error { return w.Run(workerCtx) })
+	wsvc, err := discovery.Worker(wconn, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
+		Version: o.Version, Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: o.Log})
+	if err != nil {
+		o.Log.Warn().Err(err).Msg("worker not registered as a NATS service; running anyway")
+	}
+	s.goRun(&s.worker, "worker", func() error {
+		defer wsvc.Stop() //nolint:errcheck // nil when not registered
+		return w.Run(workerCtx)
+	})
 
 	tools, toolOpts := o.Tools, []toolworker.Option{toolworker.WithLogger(o.Log), toolworker.WithPrefix(cfg.NATS.Prefix)}
+	if o.Version != "" {
+		toolOpts = append(toolOpts, toolworker.WithVersion(o.Version))
+	}
 	if tools == nil {
 		tools, toolOpts = demotools.Handlers(), append(toolOpts, toolworker.WithIdempotent(demotools.Idempotent()...))
 	}

@@ -34,7 +34,10 @@
 //
 // Ready reports whether the worker can take turns (connected, topology
 // ensured, bound to the submit consumer with its last fetch answered, not
-// draining): the /readyz of `turnstream worker --metrics-addr`. With
+// draining): the /readyz of `turnstream worker --metrics-addr`. Ready,
+// InFlight (the deliveries it holds) and Instance (the id its leases name)
+// are what the turnstream-worker NATS service reports (internal/discovery,
+// registered by the commands that run a worker, not here). With
 // Options.Metrics the worker counts its deliveries, turns, provider calls
 // and publish acks (internal/metrics) through the executor it gives the
 // loop, its settle and reject paths and the bus's ack options. A settled

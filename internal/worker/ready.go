@@ -43,3 +43,11 @@ func (w *Worker) Ready() error {
 	}
 	return w.ready.get()
 }
+
+// InFlight is the number of turn deliveries the worker holds now: decoding,
+// running, parked behind a session's running turn, or settling.
+func (w *Worker) InFlight() int { return int(w.held.Load()) }
+
+// Instance is the id this worker process names itself by in its session
+// leases and intake guards.
+func (w *Worker) Instance() string { return w.instance }

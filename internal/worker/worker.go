@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -94,6 +95,8 @@ type Worker struct {
 	metrics *metrics.Set
 	// ready is why Run cannot take turns now (Ready).
 	ready readiness
+	// held counts the deliveries being handled (InFlight).
+	held atomic.Int64
 }
 
 // AsyncWindow is the number of unacknowledged publishes a worker running
@@ -280,8 +283,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		for msg := range batch.Messages() {
 			got++
 			w.inflight.Add(1)
+			w.held.Add(1)
 			go func() {
 				defer w.inflight.Done()
+				defer w.held.Add(-1)
 				s := &slot{ch: slots, held: true}
 				defer s.release()
 				w.handle(turnCtx, msg, s)

@@ -98,10 +98,29 @@
 // call terminated, a claimer found dead), Error for what needs a look (a
 // result that does not encode, a handler that panicked).
 //
+// # Discovery
+//
+// Serve registers the process as the NATS service turnstream-tools
+// (nats.go/micro; WithDiscovery turns it off), so `nats micro ls`, `nats
+// micro info turnstream-tools` and `nats micro stats turnstream-tools`
+// list every tool worker, a tool author's own processes included: its
+// version (WithVersion; default the binary's build info), the owner id its
+// claims carry, the subject prefix, and an endpoint on
+// <prefix>.svc.tools.config answering a JSON summary of the tools served
+// and the options (tool names, subjects, consumers, which are idempotent,
+// concurrency, drain timeout; no handler, argument, result or
+// credential). STATS shows each tool's binding state and its calls by
+// outcome. The service stops when Serve returns. Its user needs to
+// subscribe to $SRV.*, $SRV.*.turnstream-tools, $SRV.*.turnstream-tools.*
+// and the config subject, and to answer requests (deploy/nats); a
+// registration the server refuses is logged at warn and changes nothing
+// else.
+//
 // It owns the tool side of the wire contract: decoding and validating calls,
 // claiming them, heartbeating long runs, bounding concurrency, recovering
 // panics and draining in-flight calls on shutdown. It must not create or
 // change streams, consumers or buckets (the turnstream workers own the
-// topology; Serve waits for it), must not write anything but results and
-// claims, and must never log tool arguments, results or tokens.
+// topology; Serve waits for it), must not write anything but results,
+// claims and its service's answers, and must never log tool arguments,
+// results or tokens.
 package toolworker

@@ -33,6 +33,9 @@ type options struct {
 	observers observers
 	// tracer traces each delivered call. Default: a no-op tracer.
 	tracer trace.Tracer
+	// service configures the turnstream-tools NATS service
+	// (WithDiscovery, WithVersion). Default: registered.
+	service serviceOptions
 }
 
 func defaultOptions() options {

@@ -37,6 +37,11 @@ import (
 // deadline are terminated without a result: the turn worker has written a
 // timeout result for them.
 //
+// Unless WithDiscovery(false) is given, Serve also registers the process
+// as the turnstream-tools NATS service (nats.go/micro) on js's connection
+// for as long as it runs; a registration that fails is logged and Serve
+// serves anyway.
+//
 // When ctx is done Serve stops fetching, lets in-flight handlers finish for
 // up to WithDrainTimeout, then cancels their contexts, waits for them to
 // return and returns nil. A call cut short this way may have taken effect:
@@ -98,6 +103,7 @@ func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Hand
 
 	// owner names this Serve in the claims it writes.
 	owner := nuid.Next()
+	defer o.register(nc, handlers, owner)() // the turnstream-tools service (WithDiscovery)
 	for _, name := range slices.Sorted(maps.Keys(handlers)) {
 		t := &tool{
 			name:       name,

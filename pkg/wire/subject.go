@@ -127,6 +127,15 @@ func (s Subjects) Result(session string) string { return s.p() + ".result." + se
 // Dead is where rejected requests of session are copied.
 func (s Subjects) Dead(session string) string { return s.p() + ".dead." + session }
 
+// Service is where the NATS service of a role answers endpoint, core
+// NATS request-reply outside every stream: Service("worker", "config") is
+// "turn.svc.worker.config", the configuration summary of a worker (the
+// turnstream-worker and turnstream-tools services, internal/discovery).
+// Operators call these subjects; clients may not.
+func (s Subjects) Service(role, endpoint string) string {
+	return s.p() + ".svc." + role + "." + endpoint
+}
+
 // All returns the wildcard subject of a kind ("submit", "chunk", ...),
 // matching every session (and turn, for chunks and raw frames).
 func (s Subjects) All(kind string) string { return s.p() + "." + kind + ".>" }

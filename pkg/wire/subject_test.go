@@ -18,6 +18,8 @@ func TestLiveSubjects(t *testing.T) {
 		{"dotted prefix LiveMessage", Subjects{Prefix: "acme.turn"}.LiveMessage("s1"), "acme.turn.live.message.s1"},
 		{"prefix LiveEvent", Subjects{Prefix: "acme"}.LiveEvent("s1"), "acme.live.event.s1"},
 		{"All live", Subjects{}.All("live"), "turn.live.>"},
+		{"Service", Subjects{}.Service("worker", "config"), "turn.svc.worker.config"},
+		{"prefix Service", Subjects{Prefix: "acme.turn"}.Service("tools", "config"), "acme.turn.svc.tools.config"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,15 +32,16 @@ func TestLiveSubjects(t *testing.T) {
 
 // TestLiveSubjectsOutsideStreams: a stream's RePublish destination must not
 // be one of the subjects any stream stores, or the server refuses the
-// stream (a cycle) or stores the republished copies.
+// stream (a cycle) or stores the republished copies; nor may a service's
+// subject, whose requests would be stored.
 func TestLiveSubjectsOutsideStreams(t *testing.T) {
 	for _, s := range []Subjects{{}, {Prefix: "acme.turn"}} {
-		live := []string{s.LiveChunk("s1", "t1"), s.LiveMessage("s1"), s.LiveEvent("s1")}
+		live := []string{s.LiveChunk("s1", "t1"), s.LiveMessage("s1"), s.LiveEvent("s1"), s.Service("worker", "config")}
 		for _, kind := range []string{"submit", "chunk", "message", "event", "tool", "result", "dead"} {
 			stored := strings.TrimSuffix(s.All(kind), ">")
 			for _, subj := range live {
 				if strings.HasPrefix(subj, stored) {
-					t.Errorf("live subject %q is stored by %q", subj, s.All(kind))
+					t.Errorf("subject %q is stored by %q", subj, s.All(kind))
 				}
 			}
 		}
