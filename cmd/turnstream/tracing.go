@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel"
 
 	"github.com/turnstream/turnstream/internal/tracing"
 )
@@ -24,6 +25,11 @@ func startTracing(ctx context.Context, endpoint, service string, log zerolog.Log
 		return nil, err
 	}
 	if p.On() {
+		// The exporter's own errors (a collector unreachable) go to this
+		// log, not to the standard library's.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			log.Warn().Err(err).Msg("exporting traces failed")
+		}))
 		log.Info().Str("endpoint", p.Endpoint).Str("service", service).Msg("exporting traces")
 	}
 	return p, nil

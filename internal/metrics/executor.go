@@ -28,6 +28,9 @@ func (s *Set) Executor(next turn.Executor) *Executor { return &Executor{next: ne
 type stepper interface {
 	Step() int
 	Route() string
+	// Attempt numbers the execution's attempts as the step's chunks do
+	// (internal/tracing reads it through this wrapper).
+	Attempt(n int) int
 }
 
 // Execute runs next's Execute with an observer that counts what it sees.

@@ -47,6 +47,7 @@ func (s *step) Frame(int, provider.Target, provider.Frame) error { s.frames++; r
 func (s *step) Event(provider.Event)                             { s.events++ }
 func (s *step) Step() int                                        { return 1 }
 func (s *step) Route() string                                    { return s.route }
+func (s *step) Attempt(n int) int                                { return n }
 
 // plain is another execution's observer (a history summary's).
 type plain struct{}

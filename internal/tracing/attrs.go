@@ -10,7 +10,10 @@ import (
 // Span names.
 const (
 	SpanTurn = "turn"
-	SpanStep = "step"
+	// SpanAbort is a turn's end without a run: its deliveries exhausted,
+	// a run that panicked or could not store a record.
+	SpanAbort = "turn.abort"
+	SpanStep  = "step"
 	// SpanChat prefixes an attempt's span name: "chat <model>".
 	SpanChat = "chat"
 	// SpanToolCall prefixes the turn worker's span of a call:
@@ -41,6 +44,8 @@ const (
 	// KeySystem is gen_ai.system, the older name of gen_ai.provider.name
 	// that many trace backends still read.
 	KeySystem = attribute.Key("gen_ai.system")
+	// KeyPurpose marks an attempt that is no step's: "history_summary".
+	KeyPurpose = attribute.Key("turnstream.purpose")
 )
 
 // GenAI semantic-convention keys and values used here.
@@ -62,22 +67,20 @@ var (
 var (
 	OpChat        = semconv.GenAIOperationNameChat.Value.AsString()
 	OpExecuteTool = semconv.GenAIOperationNameExecuteTool.Value.AsString()
-	OpInvokeAgent = semconv.GenAIOperationNameInvokeAgent.Value.AsString()
 )
 
 // Turn is the attributes of a turn's delivery span.
-func Turn(session, turn string, delivery int, resumed bool) []attribute.KeyValue {
+func Turn(session, turn string, delivery int) []attribute.KeyValue {
 	return []attribute.KeyValue{
-		KeyOperation.String(OpInvokeAgent),
 		KeySession.String(session), KeyConversation.String(session), KeyTurn.String(turn),
-		KeyDelivery.Int(delivery), KeyResumed.Bool(resumed),
+		KeyDelivery.Int(delivery),
 	}
 }
 
-// ToolCall is the attributes of a call's spans, on both sides.
+// ToolCall is the attributes of a call's spans, on both sides (only the
+// tool worker's is the GenAI execute_tool operation).
 func ToolCall(session, turn string, step int, tool, callID string) []attribute.KeyValue {
 	return []attribute.KeyValue{
-		KeyOperation.String(OpExecuteTool),
 		KeySession.String(session), KeyTurn.String(turn), KeyStep.Int(step),
 		KeyToolName.String(tool), KeyToolCallID.String(callID),
 	}

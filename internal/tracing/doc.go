@@ -14,7 +14,10 @@
 //	   └─ execute_tool <tool> the tool worker's run (another process)
 //
 // with the client's span as the turn's parent when the request carried
-// trace context (pkg/client adds it).
+// trace context (pkg/client adds it), and "turn.abort" for a turn that
+// ends without a run. Only a process that traces reads trace context from
+// headers (and drops a tracestate over MaxTracestate), so a worker that
+// does not trace carries nothing of a client's onto its tool calls.
 //
 // Attributes follow the OpenTelemetry GenAI semantic conventions
 // (gen_ai.provider.name, gen_ai.request.model, gen_ai.usage.*,

@@ -36,11 +36,8 @@ func NewExecutor(tracer trace.Tracer, next executor, system func(provider string
 type stepper interface {
 	Step() int
 	Route() string
-}
-
-// numberer numbers an execution's attempts as the turn's chunks do (a
-// resumed or retried step continues the numbering).
-type numberer interface {
+	// Attempt numbers the execution's attempt n as the turn's chunks do
+	// (a resumed or retried step continues the numbering).
 	Attempt(n int) int
 }
 
@@ -49,20 +46,19 @@ func (e *Executor) Execute(ctx context.Context, chain []provider.Target, req *pr
 	t := &attempts{e: e, ctx: ctx, next: obs}
 	var o provider.Observer = t
 	if st, ok := obs.(stepper); ok {
-		t.route = st.Route()
+		t.route, t.number = st.Route(), st.Attempt
 		o = stepAttempts{attempts: t, stepper: st}
+	} else {
+		t.purpose = "history_summary" // the loop's only other execution
 	}
-	if n, ok := obs.(numberer); ok {
-		t.number = n.Attempt
-	}
-	res, err := e.next.Execute(ctx, chain, req, o)
-	if t.span != nil {
-		// An attempt the execution left without its finish: cancelled or
-		// relayed no further.
-		End(t.span, true, "interrupted")
-		t.span = nil
-	}
-	return res, err
+	defer func() {
+		if t.span != nil {
+			// An attempt the execution left without its finish: cancelled,
+			// relayed no further, or a panic.
+			End(t.span, true, "interrupted")
+		}
+	}()
+	return e.next.Execute(ctx, chain, req, o)
 }
 
 // attempts traces one execution; the executor calls it from one goroutine
@@ -73,7 +69,9 @@ type attempts struct {
 	next   provider.Observer
 	route  string
 	number func(int) int
-	span   trace.Span // the attempt in flight
+	// purpose marks the attempts of an execution that is no step's.
+	purpose string
+	span    trace.Span // the attempt in flight
 }
 
 type stepAttempts struct {
@@ -108,6 +106,9 @@ func (t *attempts) Event(ev provider.Event) {
 		}
 		if t.route != "" {
 			attrs = append(attrs, KeyRoute.String(t.route))
+		}
+		if t.purpose != "" {
+			attrs = append(attrs, KeyPurpose.String(t.purpose))
 		}
 		_, t.span = t.e.tracer.Start(t.ctx, SpanChat+" "+ev.Target.Model,
 			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))

@@ -27,11 +27,20 @@ func Inject(ctx context.Context, h nats.Header) {
 	}
 }
 
+// MaxTracestate bounds the tracestate carried on: a longer one (its
+// sender's, possibly a hostile client's) is dropped, and only traceparent
+// goes on, so the headers the worker adds to a tool call stay small.
+const MaxTracestate = 256
+
 // Extract returns ctx with the remote span context h carries, if any: the
-// parent of the spans started from it.
+// parent of the spans started from it. Only a process that traces
+// extracts: with tracing off, nothing of a sender's context is carried on.
 func Extract(ctx context.Context, h nats.Header) context.Context {
-	if len(h) == 0 {
+	if len(h) == 0 || h.Get(HeaderTraceparent) == "" {
 		return ctx
+	}
+	if ts := h.Get(HeaderTracestate); len(ts) > MaxTracestate {
+		h = nats.Header{HeaderTraceparent: {h.Get(HeaderTraceparent)}}
 	}
 	return propagator.Extract(ctx, carrier(h))
 }

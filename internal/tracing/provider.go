@@ -34,6 +34,8 @@ func Tracer(tp trace.TracerProvider) trace.Tracer {
 const (
 	EnvEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	EnvTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	// EnvSampler, when set, chooses the sampler (the SDK reads it).
+	EnvSampler = "OTEL_TRACES_SAMPLER"
 )
 
 // Options configure a process's tracer provider.
@@ -52,36 +54,39 @@ type Options struct {
 // Provider is a process's tracer provider and what stops it.
 type Provider struct {
 	tp *sdktrace.TracerProvider // nil: tracing off
-	// Endpoint is where spans go ("" when off; "environment" when the
-	// OTEL_EXPORTER_OTLP_* variables name it).
+	// Endpoint is where spans go, without credentials ("" when off;
+	// "environment" when the OTEL_EXPORTER_OTLP_* variables name it).
 	Endpoint string
 }
 
 // Start starts the tracer provider o asks for: an OTLP/HTTP exporter
 // behind a batching processor, or, with no endpoint anywhere, none (On is
-// false, and nothing is traced).
+// false, and nothing is traced). Unless OTEL_TRACES_SAMPLER says
+// otherwise, every turn is sampled, whether or not the client that
+// submitted it sampled its own span: the operator's traces do not depend
+// on a client's sampling.
 func Start(ctx context.Context, o Options) (*Provider, error) {
 	var opts []otlptracehttp.Option
-	endpoint := o.Endpoint
-	switch {
-	case endpoint != "":
-		if strings.Contains(endpoint, "://") {
-			u, err := url.Parse(endpoint)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, fmt.Errorf("tracing: --otlp-endpoint %q: want http(s)://host[:port][/path] or host:port", endpoint)
-			}
-			if u.Path == "" || u.Path == "/" {
-				u.Path = "/v1/traces"
-			}
-			opts = append(opts, otlptracehttp.WithEndpointURL(u.String()))
-		} else {
-			if strings.ContainsAny(endpoint, "/ ") {
-				return nil, fmt.Errorf("tracing: --otlp-endpoint %q: want http(s)://host[:port][/path] or host:port", endpoint)
-			}
-			opts = append(opts, otlptracehttp.WithEndpoint(endpoint), otlptracehttp.WithInsecure())
+	var shown string // the endpoint as logged: no credentials
+	switch endpoint := o.Endpoint; {
+	case strings.Contains(endpoint, "://"):
+		u, err := url.Parse(endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errors.New("tracing: --otlp-endpoint: want http(s)://host[:port][/path] or host:port")
 		}
+		if u.Path == "" || u.Path == "/" {
+			u.Path = "/v1/traces"
+		}
+		opts = append(opts, otlptracehttp.WithEndpointURL(u.String()))
+		shown = u.Scheme + "://" + u.Host + u.Path
+	case endpoint != "":
+		if strings.ContainsAny(endpoint, "/ @") {
+			return nil, errors.New("tracing: --otlp-endpoint: want http(s)://host[:port][/path] or host:port")
+		}
+		opts = append(opts, otlptracehttp.WithEndpoint(endpoint), otlptracehttp.WithInsecure())
+		shown = "http://" + endpoint + "/v1/traces"
 	case os.Getenv(EnvEndpoint) != "" || os.Getenv(EnvTracesEndpoint) != "":
-		endpoint = "environment"
+		shown = "environment"
 	default:
 		return &Provider{}, nil
 	}
@@ -89,13 +94,17 @@ func Start(ctx context.Context, o Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
-		semconv.ServiceName(o.Service), semconv.ServiceVersion(o.Version)))
+	attrs := resource.NewSchemaless(semconv.ServiceName(o.Service), semconv.ServiceVersion(o.Version))
+	res, err := resource.Merge(resource.Default(), attrs)
 	if err != nil {
-		res = resource.NewSchemaless(semconv.ServiceName(o.Service), semconv.ServiceVersion(o.Version))
+		res = attrs
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Provider{tp: tp, Endpoint: endpoint}, nil
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp), sdktrace.WithResource(res)}
+	if os.Getenv(EnvSampler) == "" {
+		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample(),
+			sdktrace.WithRemoteParentNotSampled(sdktrace.AlwaysSample()))))
+	}
+	return &Provider{tp: sdktrace.NewTracerProvider(tpOpts...), Endpoint: shown}, nil
 }
 
 // TracerProvider is what the process traces with: nil when tracing is

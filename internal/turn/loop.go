@@ -189,8 +189,16 @@ type run struct {
 
 // Run drives a turn from wherever its session log says it is to its one
 // terminal event.
-func (l *Loop) Run(ctx context.Context, in Input) Outcome {
+func (l *Loop) Run(ctx context.Context, in Input) (out Outcome) {
 	req := in.Request
+	ctx, span := l.tracer().Start(ctx, tracing.SpanTurn, trace.WithAttributes(tracing.Turn(req.SessionID, req.TurnID, in.Delivery)...))
+	defer func() {
+		if p := recover(); p != nil {
+			tracing.End(span, true, "panic", tracing.KeyOutcome.String("panic"))
+			panic(p) // the lifecycle's to recover
+		}
+		endSpan(span, out)
+	}()
 	r := l.newRun(in)
 	r.envelope = r.loadEnvelope(ctx)
 	r.schemas = in.Schemas
@@ -208,9 +216,7 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 	st := history.StateOf(in.Log, req.TurnID)
 	resumed := st.Start < len(in.Log)
 	r.endTail(st)
-	ctx, span := l.tracer().Start(ctx, tracing.SpanTurn, trace.WithAttributes(tracing.Turn(req.SessionID, req.TurnID, in.Delivery, resumed)...))
-	var out Outcome
-	defer func() { endSpan(span, out) }()
+	span.SetAttributes(tracing.KeyResumed.Bool(resumed))
 	r.emit(0, 0, wire.TurnAccepted{
 		Resumed: resumed, Delivery: in.Delivery, InputMessages: len(req.Input), Tools: len(req.Tools),
 		MaxIterations: r.budgets.MaxIterations, MaxToolCalls: r.budgets.MaxToolCalls,
@@ -236,7 +242,8 @@ func (l *Loop) Run(ctx context.Context, in Input) Outcome {
 func (l *Loop) Abort(ctx context.Context, in Input, reason string) (out Outcome) {
 	r := l.newRun(in)
 	st := history.StateOf(r.msgs, r.req.TurnID)
-	ctx, span := l.tracer().Start(ctx, tracing.SpanTurn, trace.WithAttributes(tracing.Turn(r.req.SessionID, r.req.TurnID, in.Delivery, true)...))
+	ctx, span := l.tracer().Start(ctx, tracing.SpanAbort, trace.WithAttributes(tracing.Turn(r.req.SessionID, r.req.TurnID, in.Delivery)...),
+		trace.WithAttributes(tracing.KeyReason.String(reason)))
 	defer func() { endSpan(span, out) }()
 	if pending := st.Pending(); len(pending) > 0 {
 		why := "not completed: the turn failed (" + reason + ")"

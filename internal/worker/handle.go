@@ -36,7 +36,9 @@ type delivery interface {
 // (turn.Lifecycle); the worker decodes it, keeps it alive with heartbeats
 // and makes the one ack decision.
 func (w *Worker) handle(ctx context.Context, msg delivery, s *slot) {
-	ctx = tracing.Extract(ctx, msg.Headers()) // the client's span, if it sent one
+	if w.loop.Tracer != nil {
+		ctx = tracing.Extract(ctx, msg.Headers()) // the client's span, if it sent one
+	}
 	meta, err := msg.Metadata()
 	if err != nil {
 		w.log.Error().Err(err).Msg("delivery without metadata; terminating it")

@@ -1,10 +1,17 @@
 package worker_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -204,4 +211,136 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 		out = append(out, s.Name())
 	}
 	return out
+}
+
+// TestTraceHeadersOnCalls submits a tool turn whose request carries a
+// traceparent and an oversized tracestate, and reads the call the worker
+// dispatched (no tool worker serves it, so it stays stored): a worker that
+// traces carries its own span's traceparent on, and not the sender's
+// tracestate; a worker that does not trace carries nothing of the
+// sender's context.
+func TestTraceHeadersOnCalls(t *testing.T) {
+	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for _, traced := range []bool{true, false} {
+		t.Run(map[bool]string{true: "traced", false: "untraced"}[traced], func(t *testing.T) {
+			e := newEnv(t, mockllm.Default(mockllm.DefaultOptions{}))
+			e.startWorkerWith(func(o *worker.Options) {
+				if traced {
+					_, o.TracerProvider = recorder(t)
+				}
+			})
+			data, err := json.Marshal(wire.TurnRequest{
+				SessionID: "th", TurnID: "t1",
+				Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "call it"}},
+				Tools: []wire.Tool{tool("alpha")},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := nats.NewMsg("turn.submit.th")
+			m.Data = data
+			m.Header.Set(wire.HeaderContentType, wire.ContentTypeJSON)
+			m.Header.Set(tracing.HeaderTraceparent, parent)
+			// 32 valid members of 250-byte values: 8 KB that the W3C
+			// parser accepts.
+			members := make([]string, 32)
+			for i := range members {
+				members[i] = fmt.Sprintf("k%d=%s", i, strings.Repeat("x", 250))
+			}
+			m.Header.Set(tracing.HeaderTracestate, strings.Join(members, ","))
+			if _, err := e.js.PublishMsg(ctxFor(t), m); err != nil {
+				t.Fatal(err)
+			}
+			tools, err := e.js.Stream(ctxFor(t), wire.StreamTools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var call *jetstream.RawStreamMsg
+			eventually(t, "the call to be dispatched", func() bool {
+				call, err = tools.GetLastMsgForSubject(ctxFor(t), "turn.tool.alpha")
+				return err == nil
+			})
+			h := call.Header
+			if got := h.Get(tracing.HeaderTracestate); got != "" {
+				t.Errorf("the call carries tracestate of %d bytes; want none", len(got))
+			}
+			got := h.Get(tracing.HeaderTraceparent)
+			switch {
+			case traced && (!strings.HasPrefix(got, "00-0af7651916cd43dd8448eb211c80319c-") || got == parent):
+				t.Errorf("traceparent = %q; want the sender's trace with the worker's span", got)
+			case !traced && got != "":
+				t.Errorf("traceparent = %q; want none from a worker that does not trace", got)
+			}
+		})
+	}
+}
+
+// TestTraceOfARetriedAttempt: a provider answering 503 once gets a failed
+// attempt span (error status, error.type SERVER, attempt 1), the step's
+// span a retry event, and the retry its own attempt span numbered 2, as
+// the step's chunks number it.
+func TestTraceOfARetriedAttempt(t *testing.T) {
+	def := mockllm.Default(mockllm.DefaultOptions{})
+	var calls atomic.Int32
+	e := newEnv(t, mockllm.ScriptFunc(func(req *mockllm.Request) *mockllm.Response {
+		if calls.Add(1) == 1 {
+			return &mockllm.Response{Status: http.StatusServiceUnavailable, Body: `{"error":{"message":"overloaded"}}`}
+		}
+		return def.Respond(req)
+	}))
+	spans, tp := recorder(t)
+	e.startWorkerWith(func(o *worker.Options) { o.TracerProvider = tp })
+	ctx := ctxFor(t)
+	turn, err := e.client().Submit(ctx, wire.TurnRequest{SessionID: "rt", TurnID: "t1", Input: []wire.InputMessage{{Role: wire.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := turn.Wait(ctx); err != nil || res.Terminal.Type != wire.EventTurnCompleted {
+		t.Fatalf("Wait() = %v, %v; want completed", res, err)
+	}
+	eventually(t, "the turn's span to end", func() bool {
+		for _, s := range spans.Ended() {
+			if s.Name() == tracing.SpanTurn {
+				return true
+			}
+		}
+		return false
+	})
+	var chats []sdktrace.ReadOnlySpan
+	var step sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		switch s.Name() {
+		case tracing.SpanChat + " mock-1":
+			chats = append(chats, s)
+		case tracing.SpanStep:
+			step = s
+		}
+	}
+	if len(chats) != 2 || step == nil {
+		t.Fatalf("%d attempt spans, step %v; want 2 and one step", len(chats), step != nil)
+	}
+	first, second := attrs(chats[0]), attrs(chats[1])
+	if first[tracing.KeyAttempt].AsInt64() != 1 || chats[0].Status().Code != codes.Error || first[tracing.KeyErrorType].AsString() != "SERVER" {
+		t.Errorf("first attempt: status %v, attributes %v; want attempt 1, an error, error.type SERVER", chats[0].Status(), chats[0].Attributes())
+	}
+	if second[tracing.KeyAttempt].AsInt64() != 2 || chats[1].Status().Code == codes.Error {
+		t.Errorf("second attempt: status %v, attributes %v; want attempt 2, no error", chats[1].Status(), chats[1].Attributes())
+	}
+	var retried bool
+	for _, ev := range step.Events() {
+		retried = retried || ev.Name == "retry"
+	}
+	if !retried {
+		t.Errorf("the step's span has events %v; want a retry", step.Events())
+	}
+	chunks, _ := records[wire.Chunk](t, e.js, wire.StreamChunks, "turn.chunk.rt.t1")
+	var markers []string
+	for _, c := range chunks {
+		if c.Marker != "" {
+			markers = append(markers, fmt.Sprintf("%d:%s", c.Attempt, c.Marker))
+		}
+	}
+	if strings.Join(markers, " ") != "1:failed 2:completed" && strings.Join(markers, " ") != "1:retrying 2:completed" {
+		t.Errorf("the chunks' attempt markers are %v; the spans' attempts must be theirs", markers)
+	}
 }

@@ -127,8 +127,11 @@ func term(reason string) settlement       { return settlement{kind: settleTerm, 
 // to the observers.
 func (t *tool) handle(runCtx context.Context, m message, b binding) {
 	start := time.Now()
-	ctx, span := t.tracer.Start(tracing.Extract(runCtx, m.Headers()), tracing.SpanExecuteTool+" "+t.name,
-		trace.WithSpanKind(trace.SpanKindConsumer),
+	ctx := runCtx
+	if t.traced {
+		ctx = tracing.Extract(ctx, m.Headers())
+	}
+	ctx, span := t.tracer.Start(ctx, tracing.SpanExecuteTool+" "+t.name,
 		trace.WithAttributes(tracing.KeyOperation.String(tracing.OpExecuteTool), tracing.KeyToolName.String(t.name)))
 	outcome := t.handleCall(ctx, m, b)
 	tracing.End(span, outcome != CallOK && outcome != CallReplayed && outcome != CallRetry, string(outcome),
@@ -504,7 +507,6 @@ func (t *tool) publish(ctx context.Context, d *delivery, res wire.ToolResult, fr
 		d.log.Error().Err(err).Msg("encoding the result failed")
 		return nakAfter(publishRetryDelay)
 	}
-	tracing.Inject(ctx, out.Header)
 	pctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	ack, err := t.js.PublishMsg(pctx, out, jetstream.WithMsgID(resultMsgID(res)))

@@ -87,9 +87,8 @@
 //
 // WithTracerProvider traces each delivered call as an OpenTelemetry span,
 // "execute_tool <tool>", the child of the turn worker's span of the call:
-// the call's message headers carry its W3C trace context (traceparent),
-// and the result's carry the tool worker's. The handler's context holds
-// the span. Its attributes name the tool, the call id, the session, the
+// the call's message headers carry its W3C trace context (traceparent).
+// The handler's context holds the span. Its attributes name the tool, the call id, the session, the
 // turn and the outcome, never arguments or results.
 //
 // Logs: Info for what a healthy tool worker does (a call answered, a

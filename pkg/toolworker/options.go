@@ -31,8 +31,10 @@ type options struct {
 	idempotent map[string]bool
 	// observers see tool states and call outcomes. Default: none.
 	observers observers
-	// tracer traces each delivered call. Default: a no-op tracer.
+	// tracer traces each delivered call; traced when WithTracerProvider
+	// was given. Default: a no-op tracer.
 	tracer trace.Tracer
+	traced bool
 	// service configures the turnstream-tools NATS service
 	// (WithDiscovery, WithVersion). Default: registered.
 	service serviceOptions
@@ -143,14 +145,15 @@ func WithObserver(o Observer) Option {
 // <tool>" span (OpenTelemetry GenAI conventions: the tool's name and the
 // call's id, the session and turn, the outcome; never arguments or
 // results), a child of the turn worker's span of the call, whose context
-// the call's headers carry (W3C traceparent). The handler's context holds
+// the call's headers carry (W3C traceparent); without it, the headers are
+// not read. The handler's context holds
 // the span, so the handler's own spans nest under it. Default: no spans.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) error {
 		if tp == nil {
 			return fmt.Errorf("%w: nil tracer provider", ErrInvalidOption)
 		}
-		o.tracer = tracing.Tracer(tp)
+		o.tracer, o.traced = tracing.Tracer(tp), true
 		return nil
 	}
 }

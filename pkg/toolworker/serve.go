@@ -117,6 +117,7 @@ func Serve(ctx context.Context, js jetstream.JetStream, handlers map[string]Hand
 			inflight:   &inflight,
 			obs:        o.observers,
 			tracer:     o.tracer,
+			traced:     o.traced,
 		}
 		loops.Go(func() {
 			if err := t.serve(stopCtx, runCtx); err != nil {

@@ -48,8 +48,10 @@ type tool struct {
 	inflight *sync.WaitGroup
 	// obs sees the binding's states and the calls' outcomes.
 	obs observers
-	// tracer traces each delivered call.
+	// tracer traces each delivered call; traced when a tracer provider
+	// was given (else the calls' trace context is not read).
 	tracer trace.Tracer
+	traced bool
 }
 
 // serve binds the tool's consumer and fetches calls until ctx is done,
