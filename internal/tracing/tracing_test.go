@@ -9,11 +9,14 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/tracing"
+	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // TestHeadersCarryTraceContext: a span's context goes into a NATS header
@@ -87,5 +90,80 @@ func TestStartExportsOverOTLP(t *testing.T) {
 		if _, err := tracing.Start(ctx, tracing.Options{Endpoint: bad}); err == nil {
 			t.Errorf("Start(%q) = nil; want an error", bad)
 		}
+	}
+}
+
+// TestSamplingIgnoresTheClientsFlag: a request whose traceparent says "not
+// sampled" (a client sampling 1%) still gets its turn traced, in the
+// client's trace; the endpoint is reported without credentials.
+func TestSamplingIgnoresTheClientsFlag(t *testing.T) {
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer collector.Close()
+	t.Setenv(tracing.EnvSampler, "")
+	u := strings.Replace(collector.URL, "http://", "http://user:secret@", 1) + "/v1/traces?token=secret"
+	p, err := tracing.Start(context.Background(), tracing.Options{Endpoint: u, Service: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background()) //nolint:errcheck // test collector
+	if strings.Contains(p.Endpoint, "secret") || !strings.HasSuffix(p.Endpoint, "/v1/traces") {
+		t.Errorf("Endpoint = %q; want the collector's URL without credentials", p.Endpoint)
+	}
+	h := nats.Header{tracing.HeaderTraceparent: {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}}
+	_, span := tracing.Tracer(p.TracerProvider()).Start(tracing.Extract(context.Background(), h), "turn")
+	defer span.End()
+	if sc := span.SpanContext(); !sc.IsSampled() || sc.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" {
+		t.Errorf("span context %v: sampled %v; want sampled, in the client's trace", sc, sc.IsSampled())
+	}
+}
+
+// summaryExec is an executor that makes one attempt and returns, leaving
+// a second attempt open when open is set (an execution cut short).
+type summaryExec struct{ open bool }
+
+func (x summaryExec) Execute(_ context.Context, chain []provider.Target, _ *provider.Request, obs provider.Observer) (*provider.Result, error) {
+	obs.Event(provider.Event{Kind: provider.EventRequest, Attempt: 1, Target: chain[0]})
+	obs.Event(provider.Event{Kind: provider.EventFinish, Attempt: 1, Target: chain[0], Marker: wire.MarkerCompleted,
+		FinishReason: wire.FinishStop, Usage: &wire.Usage{InputTokens: 5, OutputTokens: 2}})
+	if x.open {
+		obs.Event(provider.Event{Kind: provider.EventRequest, Attempt: 2, Target: chain[0]})
+		return &provider.Result{}, context.Canceled
+	}
+	return &provider.Result{}, nil
+}
+
+type quiet struct{}
+
+func (quiet) Frame(int, provider.Target, provider.Frame) error { return nil }
+func (quiet) Event(provider.Event)                             {}
+
+// TestExecutorSpans: the attempts of an execution that is no step's (a
+// history summary's) are marked so; an attempt the execution left open is
+// ended as interrupted.
+func TestExecutorSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	chain := []provider.Target{{Provider: "p", Model: "m"}}
+	for _, open := range []bool{false, true} {
+		x := tracing.NewExecutor(tracing.Tracer(tp), summaryExec{open: open}, func(string) string { return "openai" })
+		x.Execute(context.Background(), chain, &provider.Request{}, quiet{}) //nolint:errcheck // the spans are checked
+	}
+	spans := rec.Ended()
+	if len(spans) != 3 || len(rec.Started()) != 3 {
+		t.Fatalf("%d spans started, %d ended; want 3 and 3", len(rec.Started()), len(spans))
+	}
+	for i, s := range spans {
+		var purpose string
+		for _, a := range s.Attributes() {
+			if a.Key == tracing.KeyPurpose {
+				purpose = a.Value.AsString()
+			}
+		}
+		if purpose != "history_summary" {
+			t.Errorf("span %d: purpose %q; want history_summary", i, purpose)
+		}
+	}
+	if spans[2].Status().Code != codes.Error || spans[2].Status().Description != "interrupted" {
+		t.Errorf("the open attempt's status = %v; want an error, interrupted", spans[2].Status())
 	}
 }
