@@ -70,8 +70,7 @@ func stackWith(t *testing.T, url string, script mockllm.Script) (wc, tc *conn) {
 	}
 	// Its NATS service, as `turnstream worker` registers it (the tool
 	// worker's registers itself).
-	svc, err := discovery.Worker(wc.Conn, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
-		Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: log})
+	svc, err := discovery.Worker(wc.Conn, w, cfg, "", log)
 	if err != nil {
 		t.Fatalf("discovery.Worker() = %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/internal/discovery"
 	"github.com/turnstream/turnstream/internal/worker"
-	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // workerOptions are the flags of `turnstream worker`.
@@ -77,8 +76,7 @@ func runWorker(ctx context.Context, o workerOptions) error {
 		return err
 	}
 	srv.setReady(w.Ready)
-	svc, err := discovery.Worker(nc, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
-		Version: versionString(), Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: log})
+	svc, err := discovery.Worker(nc, w, cfg, versionString(), log)
 	if err != nil {
 		log.Warn().Err(err).Msg("not registered as a NATS service; running anyway")
 	}

@@ -77,8 +77,7 @@ worker: {concurrency: 3, drain_timeout: 5s}
 		t.Fatalf("worker.New() = %v", err)
 	}
 	// As `turnstream worker` does.
-	svc, err := discovery.Worker(wc, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
-		Version: "v1.2.3", Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: testLog(t)})
+	svc, err := discovery.Worker(wc, w, cfg, "v1.2.3", testLog(t))
 	if err != nil {
 		t.Fatalf("discovery.Worker() = %v", err)
 	}

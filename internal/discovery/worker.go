@@ -4,6 +4,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
+	"github.com/turnstream/turnstream/internal/config"
 	"github.com/turnstream/turnstream/pkg/wire"
 )
 
@@ -31,38 +32,27 @@ type WorkerStats struct {
 	NotReady string `json:"not_ready,omitempty"`
 }
 
-// WorkerOptions describe the worker Worker registers.
-type WorkerOptions struct {
-	// Subjects carries the deployment's subject prefix (config nats.prefix).
-	Subjects wire.Subjects
-	// Version is the binary's version. Default: version.String("").
-	Version string
-	// Concurrency is the worker's configured concurrency.
-	Concurrency int
-	// Config is the worker's configuration summary (config.Summary): it
-	// must hold no secret.
-	Config any
-	// Log receives the service's asynchronous errors.
-	Log zerolog.Logger
-}
-
-// Worker registers w on nc as the turnstream-worker service.
-func Worker(nc *nats.Conn, w WorkerState, o WorkerOptions) (*Service, error) {
+// Worker registers w, a worker running cfg, on nc as the turnstream-worker
+// service: its config endpoint answers cfg.Summary(), which holds no
+// secret. version is the binary's ("" for the build info's).
+func Worker(nc *nats.Conn, w WorkerState, cfg *config.Config, version string, log zerolog.Logger) (*Service, error) {
+	subjects := wire.Subjects{Prefix: cfg.NATS.Prefix}
+	concurrency := cfg.Worker.Concurrency
 	return Register(nc, Spec{
 		Name:        WorkerName,
 		Role:        WorkerRole,
-		Description: "turnstream worker: runs LLM agent turns from " + o.Subjects.Submit("*"),
-		Version:     o.Version,
-		Subjects:    o.Subjects,
+		Description: "turnstream worker: runs LLM agent turns from " + subjects.Submit("*"),
+		Version:     version,
+		Subjects:    subjects,
 		Instance:    w.Instance(),
-		Config:      o.Config,
+		Config:      cfg.Summary(),
 		Stats: func() any {
-			st := WorkerStats{TurnsInFlight: w.InFlight(), Concurrency: o.Concurrency, Ready: true}
+			st := WorkerStats{TurnsInFlight: w.InFlight(), Concurrency: concurrency, Ready: true}
 			if err := w.Ready(); err != nil {
 				st.Ready, st.NotReady = false, err.Error()
 			}
 			return st
 		},
-		Log: o.Log,
+		Log: log,
 	})
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/turnstream/turnstream/internal/provider"
 	"github.com/turnstream/turnstream/internal/worker"
 	"github.com/turnstream/turnstream/pkg/toolworker"
-	"github.com/turnstream/turnstream/pkg/wire"
 )
 
 // Options configure a Stack.
@@ -139,8 +138,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.ready = w.Ready
-	wsvc, err := discovery.Worker(wconn, w, discovery.WorkerOptions{Subjects: wire.Subjects{Prefix: cfg.NATS.Prefix},
-		Version: o.Version, Concurrency: cfg.Worker.Concurrency, Config: cfg.Summary(), Log: o.Log})
+	wsvc, err := discovery.Worker(wconn, w, cfg, o.Version, o.Log)
 	if err != nil {
 		o.Log.Warn().Err(err).Msg("worker not registered as a NATS service; running anyway")
 	}

@@ -78,6 +78,9 @@ func Start(ctx context.Context, o Options) (*Provider, error) {
 			u.Path = "/v1/traces"
 		}
 		opts = append(opts, otlptracehttp.WithEndpointURL(u.String()))
+		// No user information or query, where credentials hide (as
+		// config.PublicURL, which this package cannot import: config
+		// imports the bus, which imports tracing).
 		shown = u.Scheme + "://" + u.Host + u.Path
 	case endpoint != "":
 		if strings.ContainsAny(endpoint, "/ @") {
