@@ -378,3 +378,24 @@ func TestStop(t *testing.T) {
 		t.Errorf("config request after Stop = %v; want no responders", err)
 	}
 }
+
+// TestServiceOutlivesAServerRestart: a registered service answers PING and
+// its config endpoint again once its server is back (the connection
+// subscribes again on its reconnect); nothing re-registers it.
+func TestServiceOutlivesAServerRestart(t *testing.T) {
+	srv := natstest.Start(t)
+	svc, err := discovery.Register(srv.Connect(), discovery.Spec{Name: discovery.ToolsName, Role: discovery.ToolsRole,
+		Config: discovery.ToolsConfig{Prefix: "turn"}})
+	if err != nil {
+		t.Fatalf("Register() = %v", err)
+	}
+	defer svc.Stop() //nolint:errcheck // test end
+	op := srv.Connect()
+	srv.Restart()
+	eventually(t, "the service to answer $SRV.PING after the restart", func() bool {
+		return slices.Equal(pingNames(t, op), []string{discovery.ToolsName})
+	})
+	if _, err := op.Request("turn.svc.tools.config", nil, 2*time.Second); err != nil {
+		t.Errorf("config request after the restart = %v; want an answer", err)
+	}
+}

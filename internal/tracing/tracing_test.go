@@ -45,6 +45,15 @@ func TestHeadersCarryTraceContext(t *testing.T) {
 		t.Errorf("Inject without a span wrote %v", empty)
 	}
 	tracing.Inject(ctx, nil) // no header: nothing to do, no panic
+
+	// A hostile sender's garbage is no parent: the spans started from it
+	// are roots of a new trace.
+	for _, bad := range []string{"garbage", "00-" + strings.Repeat("0", 32) + "-" + strings.Repeat("0", 16) + "-01",
+		"ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", strings.Repeat("x", 100_000)} {
+		if sc := trace.SpanContextFromContext(tracing.Extract(context.Background(), nats.Header{tracing.HeaderTraceparent: {bad}})); sc.IsValid() {
+			t.Errorf("traceparent %.40q gave the parent %v; want none", bad, sc)
+		}
+	}
 }
 
 // TestStartExportsOverOTLP: an endpoint URL turns the exporter on, and
